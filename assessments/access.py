@@ -1,0 +1,51 @@
+"""The one place that scopes lookups to what a user may see.
+
+Every view that takes an id from a URL resolves it here, so an assessor can never reach a topic,
+document or judgment that is not assigned to them (anything else is a 404, not a 403, so ids
+of other campaigns are not confirmed to exist).
+"""
+
+from django.http import Http404
+
+from accounts.models import User
+
+from .models import Assignment, AssignmentItem, Campaign, PoolEntry
+
+
+def get_campaign_for_organiser(user: User, slug: str) -> Campaign:
+    if not user.is_organiser:
+        raise Http404("No such campaign")
+    try:
+        return Campaign.objects.select_related("collection").get(slug=slug)
+    except Campaign.DoesNotExist:
+        raise Http404("No such campaign") from None
+
+
+def get_assignment_for_assessor(user: User, assignment_id: int) -> Assignment:
+    """The user's own active assignment, with its topic and campaign; 404 for anything else.
+
+    Organisers get no exception here: they judge only what is assigned to them like anyone else,
+    so a judge page never shows a topic its viewer was not given.
+    """
+    if not user.is_authenticated:
+        raise Http404("No such assignment")
+    try:
+        return Assignment.objects.select_related("topic", "topic__campaign").get(
+            pk=assignment_id, assessor=user, active=True
+        )
+    except Assignment.DoesNotExist:
+        raise Http404("No such assignment") from None
+
+
+def get_entry_for_assignment(assignment: Assignment, entry_id: int) -> PoolEntry:
+    """A pool entry of the assignment's topic, with its document; 404 for anything else.
+
+    An overlap assignment covers only its AssignmentItem slice of the pool, not the whole topic.
+    """
+    entries = PoolEntry.objects.select_related("document").filter(pk=entry_id, topic_id=assignment.topic_id)
+    if assignment.scope == Assignment.Scope.OVERLAP:
+        entries = entries.filter(pk__in=AssignmentItem.objects.filter(assignment=assignment).values("entry_id"))
+    entry = entries.first()
+    if entry is None:
+        raise Http404("No such document in this assignment")
+    return entry

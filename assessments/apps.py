@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class AssessmentsConfig(AppConfig):
+    name = "assessments"
+    verbose_name = "Assessments"
+
+    def ready(self) -> None:
+        # Importing the service modules registers their job handlers (services.jobs.handler).
+        from assessments.services import jobs  # noqa: F401

@@ -1,0 +1,26 @@
+from .campaigns import Campaign, Phase
+from .collections import Collection, Document
+from .jobs import Job
+from .judgments import Judgment, JudgmentEvent
+from .pools import Assignment, AssignmentItem, PoolEntry, PoolSource
+from .qrels import QrelsSnapshot
+from .runs import Run, RunEntry
+from .topics import Topic
+
+__all__ = [
+    "Assignment",
+    "AssignmentItem",
+    "Campaign",
+    "Collection",
+    "Document",
+    "Job",
+    "Judgment",
+    "JudgmentEvent",
+    "Phase",
+    "PoolEntry",
+    "PoolSource",
+    "QrelsSnapshot",
+    "Run",
+    "RunEntry",
+    "Topic",
+]

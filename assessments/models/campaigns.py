@@ -1,0 +1,53 @@
+from django.db import models
+from django.urls import reverse
+
+from assessments.labels import PRESETS, LabelScheme
+
+
+class Phase(models.TextChoices):
+    SETUP = "setup", "Setup"
+    TRAINING = "training", "Training"
+    MAIN = "main", "Main"
+    CLOSED = "closed", "Closed"
+
+
+class Campaign(models.Model):
+    """One assessment campaign: a task's topics, the runs to pool, and the people who judge them."""
+
+    PRESET_CHOICES = [(name, description) for name, (description, _) in PRESETS.items()] + [("custom", "Custom scheme")]
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    preset = models.CharField(max_length=32, choices=PRESET_CHOICES)
+    # The resolved scheme (LabelScheme.to_json); the judgment trigger checks labels against it.
+    scheme = models.JSONField()
+    guidelines = models.TextField(blank=True)
+    phase = models.CharField(max_length=16, choices=Phase.choices, default=Phase.SETUP)
+    training_round = models.PositiveSmallIntegerField(default=1)
+    collection = models.ForeignKey("assessments.Collection", on_delete=models.PROTECT, related_name="campaigns")
+    # Touché asks quality and stance only of documents judged relevant.
+    ask_details_only_if_relevant = models.BooleanField(default=True)
+    propagate_to_duplicates = models.BooleanField(default=True)
+    seconds_per_judgment = models.PositiveIntegerField(default=30)
+    agreement_threshold = models.FloatField(default=0.4)
+    overlap_share = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(phase__in=Phase.values), name="campaign_phase_valid"),
+            models.CheckConstraint(
+                condition=models.Q(overlap_share__gte=0) & models.Q(overlap_share__lte=1), name="campaign_overlap_share_range"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("assessments:campaign", args=[self.slug])
+
+    @property
+    def label_scheme(self) -> LabelScheme:
+        return LabelScheme.from_json(self.scheme)

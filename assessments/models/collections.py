@@ -1,0 +1,39 @@
+from django.db import models
+
+
+class Collection(models.Model):
+    """A document collection (args.me, ClueWeb12 passages, …), shared by the campaigns that use it."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Document(models.Model):
+    """A document by its official id.
+
+    Runs, pools and imported qrels name documents whose text may never have been loaded, so a row
+    can exist with `has_text=False` (a stub) and be filled in by a later import.
+    """
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="documents")
+    doc_id = models.CharField(max_length=255)
+    title = models.TextField(blank=True)
+    # Web HTML is untrusted: it is stored as given and sanitised when rendered (annotation.rendering).
+    body = models.TextField(blank=True)
+    is_html = models.BooleanField(default=False)
+    url = models.URLField(max_length=2000, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    has_text = models.BooleanField(default=False)
+    # Hash of the normalised text, for exact-duplicate grouping without reading bodies again.
+    text_hash = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["collection", "doc_id"], name="document_unique_id_per_collection"),
+        ]
+
+    def __str__(self) -> str:
+        return self.doc_id

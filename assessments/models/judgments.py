@@ -1,0 +1,64 @@
+from django.db import models
+
+from .campaigns import Phase
+
+
+class Judgment(models.Model):
+    """An assessor's current labels for one document of one topic.
+
+    Only `assessments.services.judging` writes it, and every write appends a JudgmentEvent, so no
+    label is ever lost. The database checks the labels against the campaign's scheme (trigger in
+    migration 0002), so a bad value is rejected whatever path it comes by.
+    """
+
+    class Source(models.TextChoices):
+        WEB = "web", "Judge page"
+        API = "api", "API"
+        IMPORT = "import", "Imported qrels"
+        DUPLICATE = "duplicate", "Copied to a duplicate"
+
+    topic = models.ForeignKey("assessments.Topic", on_delete=models.CASCADE, related_name="judgments")
+    document = models.ForeignKey("assessments.Document", on_delete=models.PROTECT, related_name="judgments")
+    assessor = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="judgments")
+    phase = models.CharField(max_length=16, choices=Phase.choices)
+    relevance = models.SmallIntegerField()
+    quality = models.SmallIntegerField(null=True, blank=True)
+    stance = models.CharField(max_length=16, blank=True)
+    note = models.TextField(blank=True)
+    flagged = models.BooleanField(default=False)  # "unsure / needs discussion"
+    time_spent_ms = models.PositiveIntegerField(default=0)  # active time, summed over visits
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.WEB)
+    revision = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assessor", "topic", "document"], name="judgment_one_per_assessor_topic_doc"),
+            models.CheckConstraint(
+                condition=models.Q(phase__in=[Phase.TRAINING, Phase.MAIN]), name="judgment_phase_is_training_or_main"
+            ),
+            models.CheckConstraint(condition=models.Q(revision__gte=1), name="judgment_revision_positive"),
+        ]
+        indexes = [models.Index(fields=["topic", "document"], name="judgment_by_topic_doc")]
+
+
+class JudgmentEvent(models.Model):
+    """One change to a judgment, append-only (the database refuses UPDATE on this table)."""
+
+    judgment = models.ForeignKey(Judgment, on_delete=models.CASCADE, related_name="events")
+    assessor = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="+")
+    revision = models.PositiveIntegerField()
+    relevance = models.SmallIntegerField()
+    quality = models.SmallIntegerField(null=True, blank=True)
+    stance = models.CharField(max_length=16, blank=True)
+    note = models.TextField(blank=True)
+    flagged = models.BooleanField(default=False)
+    time_spent_ms = models.PositiveIntegerField(default=0)
+    source = models.CharField(max_length=16, choices=Judgment.Source.choices)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["judgment", "revision"]
+        constraints = [models.UniqueConstraint(fields=["judgment", "revision"], name="judgmentevent_unique_revision")]
+        indexes = [models.Index(fields=["at"], name="judgmentevent_by_time")]

@@ -1,0 +1,78 @@
+from django.db import models
+
+from .campaigns import Phase
+
+
+class PoolEntry(models.Model):
+    """A document to judge for a topic. Assessors see `order`, never the runs behind the entry."""
+
+    topic = models.ForeignKey("assessments.Topic", on_delete=models.CASCADE, related_name="pool_entries")
+    document = models.ForeignKey("assessments.Document", on_delete=models.PROTECT, related_name="pool_entries")
+    order = models.PositiveIntegerField(default=0)
+    # Twins (exact or near duplicates) point at the entry judged for them.
+    duplicate_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="twins")
+    strategy = models.CharField(max_length=32, blank=True)
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["topic", "order"]
+        constraints = [models.UniqueConstraint(fields=["topic", "document"], name="poolentry_unique_doc_per_topic")]
+        indexes = [models.Index(fields=["topic", "order"], name="poolentry_queue")]
+
+
+class PoolSource(models.Model):
+    """Which run put a pool entry there, in which order (rank column or score) and at which position."""
+
+    class Order(models.TextChoices):
+        RANK = "rank", "Rank column"
+        SCORE = "score", "Score (trec_eval)"
+
+    entry = models.ForeignKey(PoolEntry, on_delete=models.CASCADE, related_name="sources")
+    run = models.ForeignKey("assessments.Run", on_delete=models.CASCADE, related_name="pool_sources")
+    order = models.CharField(max_length=8, choices=Order.choices)
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["entry", "run", "order"], name="poolsource_unique")]
+
+
+class Assignment(models.Model):
+    """A topic given to an assessor for a phase.
+
+    In training every assessor gets the same topics; in the main phase one assessor per topic,
+    plus optional `overlap` assignments covering a share of another assessor's entries
+    (listed in AssignmentItem) so agreement can be watched after training.
+    """
+
+    class Scope(models.TextChoices):
+        FULL = "full", "Whole pool"
+        OVERLAP = "overlap", "Overlap slice"
+
+    topic = models.ForeignKey("assessments.Topic", on_delete=models.CASCADE, related_name="assignments")
+    assessor = models.ForeignKey("accounts.User", on_delete=models.CASCADE, related_name="assignments")
+    phase = models.CharField(max_length=16, choices=Phase.choices)
+    scope = models.CharField(max_length=8, choices=Scope.choices, default=Scope.FULL)
+    round = models.PositiveSmallIntegerField(default=1)
+    active = models.BooleanField(default=True)
+    assigned_by = models.ForeignKey("accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["topic", "assessor"]
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "assessor", "phase"], name="assignment_unique_per_phase"),
+            models.CheckConstraint(
+                condition=models.Q(phase__in=[Phase.TRAINING, Phase.MAIN]), name="assignment_phase_is_training_or_main"
+            ),
+        ]
+        indexes = [models.Index(fields=["assessor", "active"], name="assignment_by_assessor")]
+
+
+class AssignmentItem(models.Model):
+    """A pool entry inside an overlap assignment."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="items")
+    entry = models.ForeignKey(PoolEntry, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["assignment", "entry"], name="assignmentitem_unique")]

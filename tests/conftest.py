@@ -1,0 +1,80 @@
+"""The named cast every test can use.
+
+organiser runs the campaign; admin watches agreement; alice and bob are assessors who share a
+training topic; mallory is an assessor on another campaign and must never see this one.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from accounts.models import Role
+from tests.factories import AssignmentFactory, CampaignFactory, PoolEntryFactory, TopicFactory, UserFactory
+
+
+@pytest.fixture(autouse=True)
+def _tasks_run_inline(settings):
+    """Most tests run Celery tasks in-process; tests marked `worker` use a real worker instead."""
+    from touchstone.celery import app
+
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = False
+
+
+@pytest.fixture
+def touche_data() -> Path:
+    """The real Touché files (never copied into the repo); .ci/run sets TOUCHE_DATA."""
+    path = os.environ.get("TOUCHE_DATA")
+    if not path:
+        pytest.skip("TOUCHE_DATA not set: real Touché files are in ../shared/data/touche; .ci/run sets it")
+    return Path(path)
+
+
+@pytest.fixture
+def organiser(db):
+    return UserFactory(username="olivia", role=Role.ORGANISER)
+
+
+@pytest.fixture
+def admin_user(db):
+    return UserFactory(username="ada", role=Role.ADMIN)
+
+
+@pytest.fixture
+def campaign(db):
+    return CampaignFactory(slug="touche22", name="Touché 2022 Task 2")
+
+
+@pytest.fixture
+def training_topic(campaign):
+    return TopicFactory(campaign=campaign, number="1", is_training=True)
+
+
+@pytest.fixture
+def pool(training_topic):
+    """Three documents to judge for the training topic."""
+    return [PoolEntryFactory(topic=training_topic, order=i) for i in range(3)]
+
+
+@pytest.fixture
+def alice(training_topic):
+    user = UserFactory(username="alice")
+    AssignmentFactory(topic=training_topic, assessor=user, phase="training")
+    return user
+
+
+@pytest.fixture
+def bob(training_topic):
+    user = UserFactory(username="bob")
+    AssignmentFactory(topic=training_topic, assessor=user, phase="training")
+    return user
+
+
+@pytest.fixture
+def mallory(db):
+    other = TopicFactory(campaign=CampaignFactory(slug="elsewhere"), number="1")
+    user = UserFactory(username="mallory")
+    AssignmentFactory(topic=other, assessor=user, phase="main")
+    return user

@@ -1,0 +1,80 @@
+"""Settings come from the environment: safe defaults, loud failures on values that mean nothing."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE_ENV = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp")}
+
+
+def run_manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env={**BASE_ENV, **env}, capture_output=True, text=True, timeout=120
+    )
+
+
+def settings_value(expression: str, **env: str) -> str:
+    code = f"import django; django.setup(); from django.conf import settings; print({expression})"
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT, env={**BASE_ENV, "DJANGO_SETTINGS_MODULE": "touchstone.settings", **env},
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_defaults_are_sqlite_inline_tasks_and_debug_off(tmp_path):
+    env = {"SECRET_KEY": "k" * 50, "TOUCHSTONE_VAR_DIR": str(tmp_path)}
+    assert settings_value("settings.DEBUG", **env) == "False"
+    assert settings_value("settings.DATABASES['default']['ENGINE']", **env) == "django.db.backends.sqlite3"
+    assert settings_value("settings.DATABASES['default']['NAME']", **env) == str(tmp_path / "touchstone.sqlite3")
+    assert settings_value("settings.CELERY_TASK_ALWAYS_EAGER", **env) == "True"
+
+
+def test_database_and_broker_urls_switch_to_postgres_and_a_real_worker():
+    env = {"SECRET_KEY": "k" * 50, "DATABASE_URL": "postgres://u:p@db.example:5433/camp", "CELERY_BROKER_URL": "redis://r:6379/1"}
+    assert settings_value("settings.DATABASES['default']['ENGINE']", **env) == "django.db.backends.postgresql"
+    assert settings_value("settings.DATABASES['default']['PORT']", **env) == "5433"
+    assert settings_value("settings.CELERY_TASK_ALWAYS_EAGER", **env) == "False"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"DEBUG": "maybe"}, "DEBUG='maybe' is not a boolean"),
+        ({"SECRET_KEY": "k" * 50, "SECURE_HSTS_SECONDS": "a year"}, "SECURE_HSTS_SECONDS='a year' is not an integer"),
+        ({}, "SECRET_KEY is not set"),
+        ({"SECRET_KEY": "k" * 50, "CELERY_BROKER_URL": "localhost:6379"}, "is not a redis://"),
+        ({"SECRET_KEY": "k" * 50, "DATABASE_URL": "nonsense://x"}, "DATABASE_URL is not a database URL"),
+        ({"SECRET_KEY_FILE": "/nonexistent/secret"}, "SECRET_KEY_FILE='/nonexistent/secret' cannot be read"),
+    ],
+)
+def test_bad_values_fail_loudly_at_start_up(env, message):
+    proc = run_manage("check", **env)
+    assert proc.returncode != 0
+    assert "ImproperlyConfigured" in proc.stderr
+    assert message in proc.stderr
+
+
+def test_secret_key_can_come_from_a_file(tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text("from-a-file-" + "s" * 50 + "\n")
+    assert settings_value("settings.SECRET_KEY", SECRET_KEY_FILE=str(secret)) == "from-a-file-" + "s" * 50
+
+
+def test_deploy_check_is_clean_with_only_a_secret_key_and_hosts():
+    proc = run_manage("check", "--deploy", "--fail-level", "WARNING", SECRET_KEY="z" * 64 + "-Q7!", ALLOWED_HOSTS="touchstone.example")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no issues" in proc.stdout
+
+
+def test_secure_cookies_and_redirect_can_be_turned_off_by_the_environment():
+    env = {"SECRET_KEY": "k" * 50, "SECURE_SSL_REDIRECT": "0", "SESSION_COOKIE_SECURE": "false"}
+    assert settings_value("settings.SECURE_SSL_REDIRECT", **env) == "False"
+    assert settings_value("settings.SESSION_COOKIE_SECURE", **env) == "False"
+    assert settings_value("settings.CSRF_COOKIE_SECURE", **env) == "True"

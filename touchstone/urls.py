@@ -1,0 +1,25 @@
+from django.contrib import admin
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+
+@login_required
+def home(request):
+    """Send each role to the page it works from."""
+    if request.user.is_organiser:
+        return redirect("assessments:campaign_list")
+    return redirect("annotation:my_work")
+
+
+urlpatterns = [
+    path("", home, name="home"),
+    path("accounts/", include("accounts.urls")),
+    path("admin/", admin.site.urls),
+    path("campaigns/", include("assessments.urls")),
+    path("work/", include("annotation.urls")),
+    path("api/", include("assessments.api.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]

@@ -12,8 +12,10 @@ from .models import Assignment, AssignmentItem, Campaign, Judgment, PoolEntry
 
 
 def campaigns_for_organiser() -> QuerySet[Campaign]:
-    return Campaign.objects.select_related("collection").annotate(
-        topic_count=Count("topics", distinct=True), run_count=Count("runs", distinct=True)
+    return (
+        Campaign.objects.select_related("collection")
+        .annotate(topic_count=Count("topics", distinct=True), run_count=Count("runs", distinct=True))
+        .order_by("-created_at", "slug")
     )
 
 

@@ -1,0 +1,46 @@
+"""The API skeleton: session and token authentication, organiser-only campaign endpoints, an OpenAPI schema."""
+
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+pytestmark = pytest.mark.django_db
+
+
+def test_an_organiser_lists_campaigns_with_a_token(organiser, campaign):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=organiser).key}")
+    response = client.get("/api/campaigns/")
+    assert response.status_code == 200
+    assert [c["slug"] for c in response.json()["results"]] == ["touche22"]
+    assert response.json()["results"][0]["scheme"]["stance"][0]["value"] == "FIRST"
+
+
+def test_an_organiser_reads_one_campaign_with_a_session(client, organiser, campaign):
+    client.force_login(organiser)
+    response = client.get("/api/campaigns/touche22/")
+    assert response.status_code == 200
+    assert response.json()["preset"] == "touche-2022-task2"
+
+
+@pytest.mark.parametrize(("who", "status"), [("anonymous", 401), ("alice", 403)])
+def test_campaign_endpoints_refuse_anonymous_and_assessors(who, status, alice, campaign):
+    client = APIClient()
+    if who == "alice":
+        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=alice).key}")
+    assert client.get("/api/campaigns/").status_code == status
+
+
+def test_a_bad_token_is_refused():
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token not-a-token")
+    assert client.get("/api/campaigns/").status_code == 401
+
+
+def test_the_openapi_schema_describes_the_api(client):
+    response = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    schema = response.json()
+    assert schema["info"]["title"] == "Touchstone API"
+    assert "/api/campaigns/{slug}/" in schema["paths"]
+    assert {"tokenAuth", "cookieAuth"} <= set(schema["components"]["securitySchemes"])

@@ -9,7 +9,7 @@ from django.http import Http404
 
 from accounts.models import User
 
-from .models import Assignment, AssignmentItem, Campaign, PoolEntry
+from .models import Assignment, AssignmentItem, Campaign, Document, PoolEntry
 
 
 def get_campaign_for_organiser(user: User, slug: str) -> Campaign:
@@ -30,11 +30,13 @@ def get_assignment_for_assessor(user: User, assignment_id: int) -> Assignment:
     if not user.is_authenticated:
         raise Http404("No such assignment")
     try:
-        return Assignment.objects.select_related("topic", "topic__campaign").get(
+        assignment = Assignment.objects.select_related("topic", "topic__campaign").get(
             pk=assignment_id, assessor=user, active=True
         )
     except Assignment.DoesNotExist:
         raise Http404("No such assignment") from None
+    assignment.assessor = user  # the same row, so saving a label does not load it again
+    return assignment
 
 
 def get_entry_for_assignment(assignment: Assignment, entry_id: int) -> PoolEntry:
@@ -49,3 +51,21 @@ def get_entry_for_assignment(assignment: Assignment, entry_id: int) -> PoolEntry
     if entry is None:
         raise Http404("No such document in this assignment")
     return entry
+
+
+def get_campaign_for_admin(user: User, slug: str) -> Campaign:
+    """A campaign for a training admin (agreement, disagreements, the monitoring dashboard); 404 for anyone else.
+
+    Those pages put named assessors' labels side by side, so neither assessors nor organisers reach them.
+    """
+    if not user.is_campaign_admin:
+        raise Http404("No such campaign")
+    return get_campaign_for_organiser(user, slug)
+
+
+def get_document_for_campaign(campaign: Campaign, document_id: int) -> Document:
+    """A document of the campaign's collection; 404 for anything else."""
+    document = Document.objects.filter(pk=document_id, collection_id=campaign.collection_id).first()
+    if document is None:
+        raise Http404("No such document")
+    return document

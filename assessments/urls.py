@@ -1,7 +1,7 @@
 """Organiser pages, one module per concern under assessments/views/, each with its urlpatterns."""
 
-from .views import campaigns
+from .views import agreement, assignments, campaigns, results
 
 app_name = "assessments"
 
-urlpatterns = [*campaigns.urlpatterns]
+urlpatterns = [*campaigns.urlpatterns, *results.urlpatterns, *assignments.urlpatterns, *agreement.urlpatterns]

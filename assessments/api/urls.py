@@ -2,9 +2,11 @@
 
 from rest_framework.routers import DefaultRouter
 
-from . import campaigns
+from annotation import api as annotation_api
+
+from . import assignments, campaigns, results
 
 router = DefaultRouter()
-extra = [*campaigns.register(router)]
+extra = [*campaigns.register(router), *annotation_api.register(router), *results.register(router), *assignments.register(router)]
 
 urlpatterns = [*extra, *router.urls]

@@ -23,6 +23,14 @@ def _tasks_run_inline(settings):
     app.conf.task_always_eager = False
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing_and_private_uploads(settings, tmp_path):
+    """Factories hash a password per user: the production hasher would make that the suite's slowest step.
+    Uploads and qrels snapshots go to the test's own folder, never into var/."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
 @pytest.fixture
 def touche_data() -> Path:
     """The real Touché files (never copied into the repo); .ci/run sets TOUCHE_DATA."""

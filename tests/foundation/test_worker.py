@@ -8,7 +8,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 
@@ -21,15 +20,16 @@ DEMO = ROOT / "assessments" / "demo"
 
 
 @pytest.fixture
-def worker(transactional_db):
-    """A `celery worker` subprocess bound to the test database, consuming a queue of its own."""
+def worker(transactional_db, settings, tmp_path):
+    """A `celery worker` subprocess bound to the test database and upload folder, consuming a queue of its own."""
     queue = f"test-{uuid.uuid4().hex}"
+    settings.MEDIA_ROOT = tmp_path / "uploads"  # what the worker's settings derive from TOUCHSTONE_VAR_DIR
     db = connection.settings_dict
     env = {
         **os.environ,
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-        "TOUCHSTONE_VAR_DIR": str(settings.VAR_DIR),
+        "TOUCHSTONE_VAR_DIR": str(tmp_path),
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "touchstone", "worker", "-Q", queue, "--pool=solo",
@@ -50,7 +50,7 @@ def worker(transactional_db):
 
 
 @pytest.mark.worker
-def test_a_real_worker_imports_an_uploaded_run_and_records_progress(worker, campaign, organiser):
+def test_a_real_worker_imports_an_uploaded_run_and_records_progress(worker, campaign, organiser, settings):
     assert settings.CELERY_BROKER_URL.startswith("redis://")
     import_topics(campaign=campaign, path=DEMO / "topics.xml")
     upload = SimpleUploadedFile("demo-stance.txt", (DEMO / "run-demo-stance.txt").read_bytes())

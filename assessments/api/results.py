@@ -1,0 +1,202 @@
+"""Results and qrels in the API, for organisers' scripts: the same services as the results pages.
+
+* ``GET  campaigns/<slug>/results/``: every run's nDCG@k (and judged@k, stance scores), as `evaluate_runs --format json`.
+* ``GET  campaigns/<slug>/qrels/``: the snapshots; ``POST`` exports a new one and streams the file back.
+* ``GET  campaigns/<slug>/qrels/<n>/``: a snapshot's file; ``…/qrels/<a>/diff/<b>/``: what changed, and who changed it.
+* ``POST campaigns/<slug>/qrels/import/``: upload earlier judgments; answers 202 with the import job.
+"""
+
+from django.http import FileResponse, Http404
+from django.urls import path, reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from assessments import access
+from assessments.formats.errors import FormatError
+from assessments.services import evaluation, exports, qrels_import
+from assessments.services.imports import ImportProblem
+from assessments.views.results import streaming_qrels_response
+
+from .permissions import IsOrganiser
+
+
+class ResultsQuerySerializer(serializers.Serializer):
+    measure = serializers.CharField(default="nDCG@5")
+    kind = serializers.ListField(child=serializers.ChoiceField(choices=evaluation.EVALUATED_KINDS), default=["relevance"])
+    order = serializers.ChoiceField(choices=evaluation.ORDERS, default="score")
+    phase = serializers.ChoiceField(choices=list(exports.PHASES), default="main")
+    rule = serializers.CharField(default="majority")
+
+
+class RunResultSerializer(serializers.Serializer):
+    run = serializers.CharField()
+    team = serializers.CharField()
+    kind = serializers.CharField()
+    measure = serializers.CharField()
+    mean = serializers.FloatField()
+    judged_at_k = serializers.FloatField()
+    per_topic = serializers.DictField(child=serializers.FloatField())
+    accuracy = serializers.FloatField(required=False, allow_null=True)
+    macro_f1 = serializers.FloatField(required=False, allow_null=True)
+
+
+class ExportSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=exports.KINDS)
+    phase = serializers.ChoiceField(choices=list(exports.PHASES), default="main")
+    rule = serializers.CharField(default="majority")
+
+
+class SnapshotSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    kind = serializers.CharField()
+    phase = serializers.CharField()
+    rule = serializers.CharField()
+    line_count = serializers.IntegerField()
+    sha256 = serializers.CharField()
+    created_by = serializers.CharField(source="created_by.username", default=None)
+    created_at = serializers.DateTimeField()
+    file = serializers.SerializerMethodField()
+
+    def get_file(self, snapshot) -> str:
+        url = reverse("api-qrels-snapshot", args=[snapshot.campaign.slug, snapshot.number])
+        return self.context["request"].build_absolute_uri(url)
+
+
+class ImportSerializer(serializers.Serializer):
+    file = serializers.FileField()
+    kind = serializers.ChoiceField(choices=qrels_import.KINDS)
+    assessor = serializers.CharField(max_length=150)
+    phase = serializers.ChoiceField(choices=qrels_import.PHASES, default="main")
+
+
+def _bad_request(exc: Exception) -> Response:
+    return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+
+
+class ResultsView(APIView):
+    permission_classes = [IsOrganiser]
+
+    @extend_schema(
+        parameters=[ResultsQuerySerializer], responses=RunResultSerializer(many=True),
+        summary="nDCG@k of every run against the current judgments",
+    )
+    def get(self, request, slug: str):
+        campaign = access.get_campaign_for_organiser(request.user, slug)
+        params = ResultsQuerySerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        options = params.validated_data
+        try:
+            board = evaluation.evaluate_runs(campaign=campaign, kinds=tuple(options.pop("kind")), **options)
+        except exports.ExportError as exc:
+            return _bad_request(exc)
+        return Response(board.as_json())
+
+
+class QrelsView(APIView):
+    permission_classes = [IsOrganiser]
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
+
+    @extend_schema(responses=SnapshotSerializer(many=True), summary="The campaign's qrels snapshots, newest first")
+    def get(self, request, slug: str):
+        campaign = access.get_campaign_for_organiser(request.user, slug)
+        return Response(SnapshotSerializer(exports.snapshots_of(campaign), many=True, context={"request": request}).data)
+
+    @extend_schema(
+        request=ExportSerializer, responses={(200, "text/plain"): OpenApiTypes.STR},
+        summary="Export the current judgments as qrels (streamed) and keep them as a new snapshot",
+    )
+    def post(self, request, slug: str):
+        campaign = access.get_campaign_for_organiser(request.user, slug)
+        params = ExportSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        try:
+            export = exports.export_qrels(campaign=campaign, created_by=request.user, **params.validated_data)
+        except exports.ExportError as exc:
+            return _bad_request(exc)
+        return streaming_qrels_response(export)
+
+
+def _snapshot(request, slug: str, number: int):
+    campaign = access.get_campaign_for_organiser(request.user, slug)
+    snapshot = exports.snapshots_of(campaign).filter(number=number).first()
+    if snapshot is None:
+        raise Http404("No such snapshot")
+    return snapshot
+
+
+class SnapshotFileView(APIView):
+    permission_classes = [IsOrganiser]
+
+    @extend_schema(responses={(200, "text/plain"): OpenApiTypes.STR}, summary="A qrels snapshot's file, as exported")
+    def get(self, request, slug: str, number: int):
+        snapshot = _snapshot(request, slug, number)
+        return FileResponse(snapshot.file.open("rb"), content_type="text/plain; charset=utf-8")
+
+
+class SnapshotDiffView(APIView):
+    permission_classes = [IsOrganiser]
+
+    @extend_schema(
+        responses=inline_serializer("QrelsDiff", {
+            "older": serializers.IntegerField(), "newer": serializers.IntegerField(),
+            "added": serializers.IntegerField(), "removed": serializers.IntegerField(), "changed": serializers.IntegerField(),
+            "lines": serializers.ListField(child=serializers.DictField()),
+        }),
+        parameters=[OpenApiParameter("older", int, OpenApiParameter.PATH), OpenApiParameter("newer", int, OpenApiParameter.PATH)],
+        summary="Lines added, removed and changed between two snapshots, with the label changes behind them",
+    )
+    def get(self, request, slug: str, older: int, newer: int):
+        first, second = _snapshot(request, slug, older), _snapshot(request, slug, newer)
+        try:
+            diff = exports.diff_snapshots(older=first, newer=second)
+        except (exports.ExportError, FormatError) as exc:
+            return _bad_request(exc)
+        return Response({
+            "older": diff.older.number, "newer": diff.newer.number,
+            **diff.counts,
+            "lines": [
+                {
+                    "status": line.status, "topic": line.topic, "doc": line.doc_id, "old": line.old, "new": line.new,
+                    "changes": [
+                        {"assessor": c.assessor, "at": c.at.isoformat(), "revision": c.revision, "label": c.label, "source": c.source}
+                        for c in line.changes
+                    ],
+                }
+                for line in diff.lines
+            ],
+        })
+
+
+class QrelsImportView(APIView):
+    permission_classes = [IsOrganiser]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        request={"multipart/form-data": ImportSerializer},
+        responses={202: inline_serializer("QrelsImportJob", {"job": serializers.IntegerField(), "status": serializers.CharField()})},
+        summary="Import earlier qrels as a named assessor's judgments (runs as a job)",
+    )
+    def post(self, request, slug: str):
+        campaign = access.get_campaign_for_organiser(request.user, slug)
+        params = ImportSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        try:
+            job = qrels_import.start_qrels_import(campaign=campaign, upload=params.validated_data.pop("file"),
+                                                  created_by=request.user, **params.validated_data)
+        except ImportProblem as exc:
+            return _bad_request(exc)
+        return Response({"job": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)
+
+
+def register(router) -> list:
+    return [
+        path("campaigns/<slug:slug>/results/", ResultsView.as_view(), name="api-results"),
+        path("campaigns/<slug:slug>/qrels/", QrelsView.as_view(), name="api-qrels"),
+        path("campaigns/<slug:slug>/qrels/import/", QrelsImportView.as_view(), name="api-qrels-import"),
+        path("campaigns/<slug:slug>/qrels/<int:number>/", SnapshotFileView.as_view(), name="api-qrels-snapshot"),
+        path("campaigns/<slug:slug>/qrels/<int:older>/diff/<int:newer>/", SnapshotDiffView.as_view(), name="api-qrels-diff"),
+    ]

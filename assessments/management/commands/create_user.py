@@ -1,0 +1,58 @@
+"""Create an account, or update an existing one's role and password."""
+
+import secrets
+
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from accounts.models import Role, User
+
+
+class Command(BaseCommand):
+    help = (
+        "Create a user with a role (assessor, organiser or admin). Without --password a random one is generated "
+        "and printed once. For an existing user this updates the role, and the password only if --password or "
+        "--new-password is given, so re-running to change a role never locks anyone out."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("username")
+        parser.add_argument("--role", choices=Role.values, required=True)
+        parser.add_argument("--password", help="the password (default: generate one and print it)")
+        parser.add_argument("--new-password", action="store_true", help="existing user: generate a new password")
+        parser.add_argument("--email", default="")
+
+    @transaction.atomic
+    def handle(self, *args, username: str, role: str, password: str | None, new_password: bool, email: str, **options):
+        user = User.objects.select_for_update().filter(username=username).first()
+        created = user is None
+        if created:
+            user = User(username=username, email=email, role=role)
+        generated = None
+        if password is None and (created or new_password):
+            generated = password = secrets.token_urlsafe(12)
+        if password is not None:
+            try:
+                validate_password(password, user)
+            except ValidationError as exc:
+                raise CommandError(f"password refused: {' '.join(exc.messages)}") from None
+            user.set_password(password)
+        before = None if created else user.role
+        user.role = role
+        if email:
+            user.email = email
+        user.save()
+
+        if created:
+            self.stdout.write(self.style.SUCCESS(f"created {username} ({role})"))
+        else:
+            change = f"role {before} → {role}" if before != role else f"role {role} (unchanged)"
+            self.stdout.write(self.style.SUCCESS(f"updated {username}: {change}"))
+            if password is None:
+                self.stdout.write("password unchanged")
+        if generated:
+            self.stdout.write(f"password: {generated}")
+        elif password is not None and not created:
+            self.stdout.write("password changed")

@@ -1,0 +1,33 @@
+"""Load an existing qrels file (last year's, another tool's) as judgments by a named assessor: the
+command-line twin of the import on the qrels page and in the API."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+
+from assessments.management.progress import campaign_or_fail, check_files, run_import
+from assessments.services import qrels_import
+
+
+class Command(BaseCommand):
+    help = (
+        "Import FILE (`topic 0 doc label`, or the five-column `topic doc relevance quality 0`) as --assessor's "
+        "judgments; the account is created if missing. All or nothing: a bad line stops the import with file:line."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("slug", help="the campaign's slug")
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--kind", choices=qrels_import.KINDS, required=True)
+        parser.add_argument("--assessor", required=True, help="user name the labels are kept under")
+        parser.add_argument("--phase", choices=qrels_import.PHASES, default="main")
+
+    def handle(self, *args, slug: str, file: Path, kind: str, assessor: str, phase: str, **options):
+        campaign = campaign_or_fail(self, slug)
+        check_files(self, [file])
+        run_import(
+            self, desc="qrels", unit="line",
+            call=lambda bar: qrels_import.import_qrels(
+                campaign=campaign, path=file, kind=kind, assessor=assessor, phase=phase, progress=bar
+            ),
+        )

@@ -1,0 +1,638 @@
+"""Agreement between assessors, and the admin's monitoring figures, read from the judgments in the database.
+
+The coefficients come from assessments.metrics.agreement. This module chooses the judgments, passes them in one
+label dimension at a time, and aggregates the monitoring figures in SQL (a fixed handful of queries, however many
+assessors and topics). Choosing the judgments:
+
+* A scope picks the phase (training, main, or all), optionally one training round, and optionally one topic.
+  A training topic belongs to one round (services.assignments), so a round's judgments are those on its topics.
+* An item is a (topic, document) pair, and only items judged by two or more assessors are read for agreement.
+  Imported judgments count, since they are somebody's labels. Copies made for duplicates' twins
+  (source "duplicate") do not, since they repeat a label the same assessor gave on another document.
+* Quality and stance are missing where they were not asked (Touché asks them only of relevant documents).
+  Krippendorff's alpha allows for that, and the kappas use the documents both assessors labelled.
+
+Assessors are flagged by agreement.flag_raters: a mean pairwise Cohen's kappa below
+Campaign.agreement_threshold, linearly weighted for the ordinal dimensions. Training was a "kappa test" in
+Touché, and the admin can trace the mean back to the pairwise kappas on the same page.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import nh3
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, F, Q, Sum, Window
+from django.db.models.functions import Substr, TruncHour
+
+from accounts.models import User
+from assessments.labels import DIMENSIONS, LabelValue
+from assessments.metrics.agreement import (
+    DimensionAgreement,
+    RaterAgreement,
+    agreement_report,
+    binary_collapse,
+    disagreement,
+    flag_raters,
+    fleiss_kappa,
+    krippendorff_alpha,
+    rater_agreement,
+)
+from assessments.models import Assignment, Campaign, Document, Judgment, JudgmentEvent, Phase, Topic
+from assessments.services.assignments import workload_count
+
+PHASES = (Phase.TRAINING, Phase.MAIN, "all")
+ORDINAL = {"relevance": True, "quality": True, "stance": False}
+FLAG_RULE = "mean pairwise Cohen's kappa (linearly weighted for relevance and quality) below the threshold"
+
+# What makes an assessor stand out on the dashboard. Judging a document in under 3 seconds (the first time
+# bucket's edge) means it was not read, so a median under that is suspicious. A total variation distance of 0.3
+# between an assessor's labels and everyone else's means that at least 30 % of the assessor's labels would have
+# to change to match the others.
+SKEWED_DISTANCE = 0.3
+MIN_JUDGMENTS = 10  # below this a share is noise, so nobody is highlighted
+TIME_EDGES_S = (3, 10, 30, 60, 120)
+TIME_BUCKETS = ("< 3 s", "3–10 s", "10–30 s", "30–60 s", "1–2 min", "> 2 min")
+MAX_HOURLY_BUCKETS = 96  # beyond four days of hours the activity charts switch to days
+
+
+class AgreementError(ValueError):
+    """An agreement scope that makes no sense (the message says why)."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which judgments to compare: a phase, optionally one training round, optionally one topic (by number)."""
+
+    phase: str = Phase.TRAINING
+    round: int | None = None
+    topic: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.phase not in PHASES:
+            raise AgreementError(f"unknown phase {self.phase!r}: expected training, main or all")
+        if self.round is not None and self.phase != Phase.TRAINING:
+            raise AgreementError("rounds belong to the training phase")
+
+    def judgments(self, campaign: Campaign, prefix: str = "") -> Q:
+        """The Q that selects this scope's judgments, for Judgment (no prefix) or through a relation ("judgment__")."""
+        p = prefix
+        q = Q(**{f"{p}topic__campaign": campaign}) & ~Q(**{f"{p}source": Judgment.Source.DUPLICATE})
+        if self.phase != "all":
+            q &= Q(**{f"{p}phase": self.phase})
+        if self.round is not None:
+            round_topics = Assignment.objects.filter(
+                topic__campaign=campaign, phase=Phase.TRAINING, round=self.round
+            ).values("topic_id")
+            q &= Q(**{f"{p}topic__in": round_topics})
+        if self.topic is not None:
+            q &= Q(**{f"{p}topic__number": self.topic})
+        return q
+
+    def describe(self) -> str:
+        """The scope in words, for headings, such as: training round 2, topic 7."""
+        text = {"all": "all phases", Phase.TRAINING: "training", Phase.MAIN: "main phase"}[self.phase]
+        if self.round is not None:
+            text += f" round {self.round}"
+        if self.topic is not None:
+            text += f", topic {self.topic}"
+        return text
+
+
+def default_phase(campaign: Campaign) -> str:
+    """The phase to look at when none is asked for: training until the main phase starts, then main, all once closed."""
+    return {Phase.MAIN: Phase.MAIN, Phase.CLOSED: "all"}.get(campaign.phase, Phase.TRAINING)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Agreement
+
+
+@dataclass(frozen=True)
+class TopicFigures:
+    """One topic's panel coefficients on one dimension (its pairwise kappas: compute the topic's own scope)."""
+
+    number: str
+    n_items: int
+    fleiss: float | None
+    alpha: float | None
+    binary_kappa: float | None
+
+
+@dataclass(frozen=True)
+class DimensionFigures:
+    name: str
+    report: DimensionAgreement
+    assessors: list[RaterAgreement]  # each assessor's mean pairwise kappa
+    flagged: list[RaterAgreement]
+    topics: list[TopicFigures]
+
+    def to_json(self) -> dict:
+        report = self.report
+        flagged = {r.rater for r in self.flagged}
+        return {
+            "ordinal": report.ordinal,
+            "categories": list(report.categories),
+            "n_items": report.n_items,
+            "cohen": [
+                {"a": p.rater_a, "b": p.rater_b, "n_items": p.n_items, "unweighted": p.unweighted, "weighted": p.linear}
+                for p in report.cohen
+            ],
+            "weights": "linear" if report.ordinal else None,
+            "fleiss": report.fleiss,
+            "fleiss_items": report.fleiss_items,
+            "alpha": report.alpha,
+            "alpha_level": "ordinal" if report.ordinal else "nominal",
+            "binary_kappa": report.binary_kappa,
+            "confusion": [{"a": a, "b": b, "matrix": m} for (a, b), m in report.confusion.items()],
+            "assessors": [
+                {"assessor": r.rater, "mean_kappa": r.mean_kappa, "n_pairs": r.n_pairs, "flagged": r.rater in flagged}
+                for r in self.assessors
+            ],
+            "topics": {
+                t.number: {"n_items": t.n_items, "fleiss": t.fleiss, "alpha": t.alpha, "binary_kappa": t.binary_kappa}
+                for t in self.topics
+            },
+        }
+
+
+@dataclass(frozen=True)
+class Agreement:
+    campaign: str
+    scope: Scope
+    threshold: float
+    dimensions: dict[str, DimensionFigures]
+
+    @property
+    def n_items(self) -> int:
+        return max((d.report.n_items for d in self.dimensions.values()), default=0)
+
+    @property
+    def flagged(self) -> dict[str, list[tuple[str, float | None]]]:
+        """assessor -> [(dimension, mean kappa)] on every dimension where they fall below the threshold."""
+        out: dict[str, list[tuple[str, float | None]]] = defaultdict(list)
+        for name, figures in self.dimensions.items():
+            for rater in figures.flagged:
+                out[rater.rater].append((name, rater.mean_kappa))
+        return dict(sorted(out.items()))
+
+    def to_json(self) -> dict:
+        return {
+            "campaign": self.campaign,
+            "phase": self.scope.phase,
+            "round": self.scope.round,
+            "topic": self.scope.topic,
+            "threshold": self.threshold,
+            "flag_rule": FLAG_RULE,
+            "dimensions": {name: figures.to_json() for name, figures in self.dimensions.items()},
+        }
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """The scope's judgments on items that two or more assessors judged, and the names behind their ids."""
+
+    rows: list[tuple]  # (topic id, document id, assessor id, relevance, quality, stance), in that order
+    topics: dict[int, str]  # topic id -> number, in campaign order
+    assessors: dict[int, str]  # assessor id -> username
+
+
+def _shared(campaign: Campaign, scope: Scope) -> _Shared:
+    """Three queries: the judgments (ids only: with the names joined in, reading 100,000 took twice as long), then the
+    topic numbers and the assessors' names. Each item lists its assessors by account id, so the pairs of a
+    report come in the order the accounts were created, the same every time."""
+    shared = (
+        Judgment.objects.filter(scope.judgments(campaign))
+        .annotate(raters=Window(Count("pk"), partition_by=[F("topic_id"), F("document_id")]))
+        .filter(raters__gte=2)
+    )
+    rows = list(
+        shared.order_by("topic_id", "document_id", "assessor_id").values_list(
+            "topic_id", "document_id", "assessor_id", "relevance", "quality", "stance"
+        )
+    )
+    topics = dict(Topic.objects.filter(campaign=campaign).order_by("position", "number").values_list("pk", "number"))
+    assessors = dict(User.objects.filter(pk__in={row[2] for row in rows}).values_list("pk", "username"))
+    return _Shared(rows=rows, topics=topics, assessors=assessors)
+
+
+def _dimensions(campaign: Campaign) -> list[str]:
+    scheme = campaign.label_scheme
+    return [name for name in DIMENSIONS if scheme.values(name)]
+
+
+def _ratings(shared: _Shared, dimensions: Sequence[str]) -> dict[str, dict[tuple, dict[str, Hashable]]]:
+    """dimension -> (topic id, document id) -> assessor -> label; a label that was not asked is absent."""
+    names = shared.assessors
+    relevance: dict[tuple, dict[str, Hashable]] = {}
+    quality: dict[tuple, dict[str, Hashable]] = {}
+    stance: dict[tuple, dict[str, Hashable]] = {}
+    for topic_id, document_id, assessor_id, rel, qual, stan in shared.rows:
+        item, who = (topic_id, document_id), names[assessor_id]
+        relevance.setdefault(item, {})[who] = rel
+        if qual is not None:
+            quality.setdefault(item, {})[who] = qual
+        if stan:
+            stance.setdefault(item, {})[who] = stan
+    every = {"relevance": relevance, "quality": quality, "stance": stance}
+    return {name: every[name] for name in dimensions}
+
+
+def _topic_figures(
+    items: dict[tuple, dict[str, Hashable]], topics: dict[int, str], *, ordinal: bool, categories: Sequence
+) -> list[TopicFigures]:
+    """Per-topic panel coefficients through the metric functions one by one.
+
+    A full agreement_report per topic would also tabulate every pair of assessors. For 10 assessors and 100
+    topics that is 4,500 confusion tables per dimension, about ten times the cost of the whole campaign's report.
+    The per-topic table shows only these three coefficients, and a topic's own scope has its pairs.
+    """
+    by_topic: dict[int, dict[tuple, dict[str, Hashable]]] = defaultdict(dict)
+    for item, labels in items.items():
+        by_topic[item[0]][item] = labels
+    relevant = {label: binary_collapse(label) for label in categories} if ordinal else {}
+    figures = []
+    for topic_id, number in topics.items():
+        topic_items = by_topic.get(topic_id)
+        n_items = sum(len(labels) >= 2 for labels in topic_items.values()) if topic_items else 0
+        if not n_items:
+            continue
+        binary = None
+        if ordinal:
+            collapsed = {item: {a: relevant[v] for a, v in labels.items()} for item, labels in topic_items.items()}
+            binary = fleiss_kappa(collapsed, categories=(0, 1))
+        figures.append(
+            TopicFigures(
+                number=number,
+                n_items=n_items,
+                fleiss=fleiss_kappa(topic_items, categories=categories),
+                alpha=krippendorff_alpha(topic_items, level="ordinal" if ordinal else "nominal", categories=categories),
+                binary_kappa=binary,
+            )
+        )
+    return figures
+
+
+def _agreement(campaign: Campaign, scope: Scope, shared: _Shared) -> Agreement:
+    dimensions = _dimensions(campaign)
+    scheme = campaign.label_scheme
+    figures = {}
+    for name, items in _ratings(shared, dimensions).items():
+        ordinal, categories = ORDINAL[name], scheme.values(name)
+        report = agreement_report(items, ordinal=ordinal, categories=categories)
+        figures[name] = DimensionFigures(
+            name=name,
+            report=report,
+            assessors=rater_agreement(report),
+            flagged=flag_raters(report, threshold=campaign.agreement_threshold),
+            topics=[] if scope.topic else _topic_figures(items, shared.topics, ordinal=ordinal, categories=categories),
+        )
+    return Agreement(campaign=campaign.slug, scope=scope, threshold=campaign.agreement_threshold, dimensions=figures)
+
+
+def compute_agreement(*, campaign: Campaign, scope: Scope) -> Agreement:
+    """Every agreement figure for the scope's judgments, overall and per topic, for every dimension of the scheme."""
+    return _agreement(campaign, scope, _shared(campaign, scope))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Disagreements, for the follow-up discussion
+
+
+@dataclass(frozen=True)
+class DisagreementRow:
+    topic: str
+    document_id: int
+    doc_id: str
+    title: str
+    snippet: str
+    labels: list[dict[str, Hashable] | None]  # per assessor (Disagreements.assessors order); None = not judged
+    spread: dict[str, float]  # per dimension, 0 (all agree) to 1 (as far apart as the scale allows)
+
+    @property
+    def total(self) -> float:
+        return sum(self.spread.values())
+
+
+@dataclass(frozen=True)
+class Disagreements:
+    assessors: list[str]
+    dimensions: list[str]
+    page: Page  # of DisagreementRow
+    count: int
+
+
+DISAGREEMENT_ORDERS = ("total", *DIMENSIONS)
+SNIPPET_CHARS = 280
+
+
+def list_disagreements(
+    *, campaign: Campaign, scope: Scope, order: str = "total", page: int = 1, per_page: int = 50
+) -> Disagreements:
+    """The documents on which the scope's assessors differ, furthest apart first.
+
+    How far apart is metrics.agreement.disagreement, normalised per dimension to 0–1, so relevance 0 vs 2 is 1.0
+    and 1 vs 2 is 0.5. ``order`` sorts by one dimension or by the sum over all of them ("total"). Ties keep
+    topic and document order. Documents are read for the requested page only, with the first few hundred
+    characters of the body for the snippet.
+    """
+    dimensions = _dimensions(campaign)
+    if order not in DISAGREEMENT_ORDERS or (order != "total" and order not in dimensions):
+        raise AgreementError(f"cannot sort by {order!r}: expected total or one of {', '.join(dimensions)}")
+    shared = _shared(campaign, scope)
+    scheme = campaign.label_scheme
+    ratings = _ratings(shared, dimensions)
+    assessors = sorted(shared.assessors.values())
+    column = {assessor_id: assessors.index(name) for assessor_id, name in shared.assessors.items()}
+    items: dict[tuple, list] = {}
+    for topic_id, document_id, assessor_id, relevance, quality, stance in shared.rows:
+        labels = items.setdefault((topic_id, document_id), [None] * len(assessors))
+        labels[column[assessor_id]] = {"relevance": relevance, "quality": quality, "stance": stance}
+    rank = {topic_id: i for i, topic_id in enumerate(shared.topics)}
+    found = []
+    for key in sorted(items, key=lambda k: (rank[k[0]], k[1])):
+        spread = {
+            name: disagreement(ratings[name].get(key, {}), ordinal=ORDINAL[name], categories=scheme.values(name))
+            for name in dimensions
+        }
+        if any(spread.values()):
+            found.append((shared.topics[key[0]], key[1], items[key], spread))
+    sort_key = (lambda f: sum(f[3].values())) if order == "total" else (lambda f: f[3][order])
+    found.sort(key=sort_key, reverse=True)  # stable: ties keep topic and document order
+    paginator = Paginator(found, per_page)
+    current = paginator.get_page(page)
+    documents = {
+        d.pk: d
+        for d in Document.objects.filter(pk__in=[f[1] for f in current.object_list])
+        .annotate(head=Substr("body", 1, SNIPPET_CHARS * 4))
+        .only("doc_id", "title", "is_html")
+    }
+    current.object_list = [
+        DisagreementRow(
+            topic=number, document_id=document_id, doc_id=documents[document_id].doc_id,
+            title=documents[document_id].title, snippet=_snippet(documents[document_id]), labels=labels, spread=spread,
+        )
+        for number, document_id, labels, spread in current.object_list
+    ]
+    return Disagreements(assessors=assessors, dimensions=dimensions, page=current, count=len(found))
+
+
+def _snippet(document: Document) -> str:
+    """Plain text from the start of the body (tags, scripts and styles removed), cut at a word boundary."""
+    # A space before every tag keeps the words of adjacent paragraphs apart once the tags are gone.
+    text = html.unescape(nh3.clean(document.head.replace("<", " <"), tags=set())) if document.is_html else document.head
+    text = " ".join(text.split())
+    if len(text) <= SNIPPET_CHARS:
+        return text
+    return text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " …"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Monitoring
+
+
+@dataclass(frozen=True)
+class LabelMix:
+    """One assessor's labels on one dimension (the row "everyone" has no assessor)."""
+
+    assessor: str
+    total: int
+    shares: list[tuple[Hashable, str, float]]  # (label, label name, share), in scale order
+    distance: float | None = None  # total variation distance to everyone else's labels
+    stands_out: bool = False
+
+
+@dataclass(frozen=True)
+class Timing:
+    assessor: str
+    timed: int  # judgments with a recorded time (made on the judge page or through the API)
+    mean_s: float | None
+    buckets: list[int]  # counts per TIME_BUCKETS
+    fast: bool  # median under the first time edge (3 s)
+
+
+@dataclass(frozen=True)
+class Activity:
+    """New judgments per time bucket (first label of a document, from JudgmentEvent), over a continuous axis."""
+
+    unit: str  # "hour" or "day"
+    starts: list[datetime]
+    by_assessor: dict[str, list[int]]
+    by_topic: dict[str, list[int]]
+    by_pair: dict[tuple[str, str], list[int]]  # (assessor, topic number) -> counts
+
+    @property
+    def totals(self) -> list[int]:
+        return [sum(column) for column in zip(*self.by_assessor.values())] if self.by_assessor else []
+
+
+@dataclass(frozen=True)
+class ProgressRow:
+    assessor: str
+    topic: str
+    phase: str
+    scope: str
+    active: bool
+    judged: int
+    expected: int
+
+    @property
+    def share(self) -> float:
+        return min(1.0, self.judged / self.expected) if self.expected else 0.0
+
+
+@dataclass(frozen=True)
+class Monitoring:
+    label_mix: dict[str, list[LabelMix]]  # dimension -> everyone first, then each assessor
+    timing: list[Timing]
+    activity: Activity
+    progress: list[ProgressRow]
+    topics: list[str] = field(default_factory=list)  # topic numbers in the scope, in campaign order
+
+
+def _shares(counter: Counter, values: Sequence[LabelValue]) -> list[tuple[Hashable, str, float]]:
+    total = sum(counter.values())
+    return [(v.value, v.name, counter[v.value] / total if total else 0.0) for v in values]
+
+
+def _label_mix(campaign: Campaign, counts: dict[str, dict[str, Counter]]) -> dict[str, list[LabelMix]]:
+    """Each assessor's share of every label, beside everyone's, and how far it is from everyone else's."""
+    scheme = campaign.label_scheme
+    result = {}
+    for name in _dimensions(campaign):
+        values = getattr(scheme, name)
+        per_assessor = counts[name]
+        everyone = sum(per_assessor.values(), Counter())
+        rows = [LabelMix("", sum(everyone.values()), _shares(everyone, values))]
+        for assessor, own in sorted(per_assessor.items()):
+            others = everyone - own
+            n_own, n_others = sum(own.values()), sum(others.values())
+            distance = None
+            if n_own and n_others:
+                distance = sum(abs(own[v.value] / n_own - others[v.value] / n_others) for v in values) / 2
+            stands_out = (
+                distance is not None
+                and distance >= SKEWED_DISTANCE
+                and min(n_own, n_others) >= MIN_JUDGMENTS
+            )
+            rows.append(LabelMix(assessor, n_own, _shares(own, values), distance, stands_out))
+        result[name] = rows
+    return result
+
+
+def _tallies(campaign: Campaign, scope: Scope) -> tuple[dict[str, list[LabelMix]], list[Timing], dict[tuple, int]]:
+    """Label counts and time buckets per assessor, and judged counts per assessor and topic, in two GROUP BYs.
+
+    Two passes over the judgments, not one: grouping by assessor, topic and all three labels at once makes
+    tens of thousands of groups at 100,000 judgments and takes twice as long (bench/agreement_db.py).
+    """
+    timed = Q(time_spent_ms__gt=0, source__in=[Judgment.Source.WEB, Judgment.Source.API])
+    under = {f"under_{s}": Count("pk", filter=timed & Q(time_spent_ms__lt=s * 1000)) for s in TIME_EDGES_S}
+    rows = (
+        Judgment.objects.filter(scope.judgments(campaign))
+        .values_list("assessor__username", "relevance", "quality", "stance")
+        .annotate(n=Count("pk"), timed=Count("pk", filter=timed), time_ms=Sum("time_spent_ms", filter=timed), **under)
+        .order_by()
+    )
+    counts: dict[str, dict[str, Counter]] = {name: defaultdict(Counter) for name in DIMENSIONS}
+    times: dict[str, list[int]] = defaultdict(lambda: [0] * (2 + len(TIME_EDGES_S)))
+    for assessor, relevance, quality, stance, n, n_timed, time_ms, *below in rows:
+        counts["relevance"][assessor][relevance] += n
+        if quality is not None:
+            counts["quality"][assessor][quality] += n
+        if stance:
+            counts["stance"][assessor][stance] += n
+        tally = times[assessor]
+        tally[0] += n_timed
+        tally[1] += time_ms or 0
+        for i, count in enumerate(below):
+            tally[2 + i] += count
+    timing = []
+    for assessor, (n_timed, time_ms, *below) in sorted(times.items()):
+        cumulative = [*below, n_timed]
+        buckets = [cumulative[0]] + [b - a for a, b in zip(cumulative, cumulative[1:])]
+        timing.append(
+            Timing(
+                assessor=assessor,
+                timed=n_timed,
+                mean_s=time_ms / n_timed / 1000 if n_timed else None,
+                buckets=buckets,
+                # The median is under 3 s exactly when more than half the timed judgments are.
+                fast=n_timed >= MIN_JUDGMENTS and 2 * below[0] > n_timed,
+            )
+        )
+    judged = {
+        (assessor, topic): n
+        for assessor, topic, n in Judgment.objects.filter(scope.judgments(campaign))
+        .values_list("assessor__username", "topic__number")
+        .annotate(n=Count("pk"))
+        .order_by()
+    }
+    return _label_mix(campaign, counts), timing, judged
+
+
+def _activity(campaign: Campaign, scope: Scope) -> Activity:
+    """First labels per hour, per assessor and topic, from the history. Imports and twins' copies are no one's work."""
+    rows = (
+        JudgmentEvent.objects.filter(scope.judgments(campaign, prefix="judgment__"), revision=1)
+        .exclude(source__in=[Judgment.Source.IMPORT, Judgment.Source.DUPLICATE])
+        .annotate(hour=TruncHour("at"))
+        .values_list("hour", "assessor__username", "judgment__topic__number")
+        .annotate(n=Count("pk"))
+        .order_by("hour")
+    )
+    rows = list(rows)
+    if not rows:
+        return Activity(unit="hour", starts=[], by_assessor={}, by_topic={}, by_pair={})
+    first, last = rows[0][0], rows[-1][0]
+    unit, step = "hour", timedelta(hours=1)
+    if (last - first) / step >= MAX_HOURLY_BUCKETS:
+        unit, step = "day", timedelta(days=1)
+        first = first.replace(hour=0)
+    count = math.floor((last - first) / step) + 1
+    by_assessor: dict[str, list[int]] = defaultdict(lambda: [0] * count)
+    by_topic: dict[str, list[int]] = defaultdict(lambda: [0] * count)
+    by_pair: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0] * count)
+    for hour, assessor, topic, n in rows:
+        index = math.floor((hour - first) / step)
+        by_assessor[assessor][index] += n
+        by_topic[topic][index] += n
+        by_pair[assessor, topic][index] += n
+    return Activity(
+        unit=unit,
+        starts=[first + i * step for i in range(count)],
+        by_assessor=dict(sorted(by_assessor.items())),
+        by_topic=dict(by_topic),
+        by_pair=dict(by_pair),
+    )
+
+
+def _progress(campaign: Campaign, scope: Scope, judged: dict[tuple, int]) -> tuple[list[ProgressRow], list[str]]:
+    """Judged against expected for every assignment in the scope (deactivated ones too: their work counts)."""
+    assignments = Assignment.objects.filter(topic__campaign=campaign)
+    topics = Topic.objects.filter(campaign=campaign)
+    if scope.phase != "all":
+        assignments = assignments.filter(phase=scope.phase)
+        topics = topics.filter(is_training=scope.phase == Phase.TRAINING)
+    if scope.round is not None:
+        assignments = assignments.filter(round=scope.round)
+        topics = topics.filter(pk__in=assignments.values("topic_id"))
+    if scope.topic is not None:
+        assignments = assignments.filter(topic__number=scope.topic)
+        topics = topics.filter(number=scope.topic)
+    workload = dict(
+        topics.annotate(n=workload_count(campaign)).order_by("position", "number").values_list("number", "n")
+    )
+    rows = [
+        ProgressRow(
+            assessor=username, topic=number, phase=phase, scope=kind, active=active,
+            judged=judged.get((username, number), 0),
+            expected=items if kind == Assignment.Scope.OVERLAP else workload.get(number, 0),
+        )
+        for username, number, phase, kind, active, items in assignments.annotate(item_count=Count("items"))
+        .order_by("assessor__username", "topic__position", "topic__number")
+        .values_list("assessor__username", "topic__number", "phase", "scope", "active", "item_count")
+    ]
+    return rows, list(workload)
+
+
+def monitoring(*, campaign: Campaign, scope: Scope) -> Monitoring:
+    """The dashboard's monitoring figures in five queries: two judgment tallies, activity, workloads, assignments."""
+    label_mix, timing, judged = _tallies(campaign, scope)
+    progress, topics = _progress(campaign, scope, judged)
+    return Monitoring(
+        label_mix=label_mix, timing=timing, activity=_activity(campaign, scope), progress=progress, topics=topics
+    )
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    scope: Scope
+    agreement: Agreement
+    monitoring: Monitoring
+    rounds: list[int]
+
+
+def training_rounds(campaign: Campaign) -> list[int]:
+    rounds = set(
+        Assignment.objects.filter(topic__campaign=campaign, phase=Phase.TRAINING).values_list("round", flat=True)
+    )
+    if campaign.phase in (Phase.SETUP, Phase.TRAINING):
+        rounds.add(campaign.training_round)
+    return sorted(rounds)
+
+
+def dashboard(*, campaign: Campaign, scope: Scope) -> Dashboard:
+    """Agreement and monitoring for the admin's page: nine queries, however many assessors and topics."""
+    return Dashboard(
+        scope=scope,
+        agreement=compute_agreement(campaign=campaign, scope=scope),
+        monitoring=monitoring(campaign=campaign, scope=scope),
+        rounds=training_rounds(campaign),
+    )

@@ -1,0 +1,366 @@
+"""Qrels out of the database: how several assessors' labels become one, streamed exports kept as numbered
+snapshots, and what changed between two snapshots.
+
+A qrels file holds one label per topic and document, but a campaign can hold several: every assessor judges
+the training topics, overlap slices are judged twice in the main phase, and imported qrels sit beside new
+judgments. An `AggregationRule` decides, and the snapshot records which rule made the file (the file itself
+holds only qrels lines, because trec_eval reads every line as a judgment).
+
+Exports stream: one server-side cursor ordered in SQL, grouped per (topic, document) as rows arrive, written
+line by line to the snapshot file and to whoever reads the export (a file, a terminal, an HTTP response), so
+a million judgments never sit in memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from itertools import groupby, islice
+from operator import itemgetter
+from typing import Literal
+
+from django.core.files import File
+from django.db import connection, transaction
+from django.db.models import (
+    Case,
+    DecimalField,
+    Expression,
+    F,
+    IntegerField,
+    Max,
+    QuerySet,
+    Value,
+    When,
+)
+from django.db.models.functions import Cast, Collate
+
+from accounts.models import User
+from assessments.formats.qrels import parse_qrels, topic_sort_key, write_qrels
+from assessments.models import Campaign, Judgment, JudgmentEvent, QrelsSnapshot
+
+Label = int | str
+Kind = Literal["relevance", "quality", "stance"]
+KINDS: tuple[Kind, ...] = ("relevance", "quality", "stance")
+# Which judgment phases an export reads. Training labels stay out of the main qrels unless asked for.
+PHASES: dict[str, tuple[str, ...]] = {"main": ("main",), "training": ("training",), "all": ("training", "main")}
+RULE_NAMES = ("majority", "max", "mean")
+
+# Rows fetched per round trip from the server-side cursor, and qrels lines per write (and per HTTP chunk).
+QUERY_CHUNK = 5000
+LINES_PER_WRITE = 2000
+
+
+class ExportError(ValueError):
+    """An export, rule or diff that cannot be made as asked (the message says why)."""
+
+
+@dataclass(frozen=True)
+class AggregationRule:
+    """How the labels of several assessors for one topic and document become the one qrels label.
+
+    * ``majority``: the most frequent label. A tie goes to the stricter verdict: the lowest tied value for
+      relevance and quality (1 vs 2 gives 1; −2 vs 2 gives −2), and for stance the tied label listed first
+      in the campaign's scheme.
+    * ``max``: the highest label (relevance and quality only).
+    * ``mean``: the arithmetic mean rounded half up (1 and 2 give 1.5, which rounds to 2; −2 and 1 give −0.5,
+      which rounds to 0). A mean that is no value of the scheme (−1 from −2 and 0) becomes the nearest scheme
+      value, the lower one on a tie. Relevance and quality only.
+    * ``assessor:NAME``: that assessor's label only; documents they did not judge are left out.
+    """
+
+    method: Literal["majority", "max", "mean", "assessor"]
+    assessor: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> AggregationRule:
+        if text in RULE_NAMES:
+            return cls(text)  # type: ignore[arg-type]
+        prefix, _, name = text.partition(":")
+        if prefix == "assessor" and name:
+            return cls("assessor", name)
+        raise ExportError(f"unknown rule {text!r}: use majority, max, mean or assessor:NAME")
+
+    def __str__(self) -> str:
+        return f"assessor:{self.assessor}" if self.method == "assessor" else self.method
+
+    def check(self, kind: str) -> None:
+        if kind == "stance" and self.method in ("max", "mean"):
+            raise ExportError(f"the {self.method} rule needs numeric labels; stance labels take majority or assessor:NAME")
+
+    def combine(self, labels: Sequence[Label], scheme: Sequence[Label]) -> Label:
+        """One label from the non-empty ``labels``; ``scheme`` lists the campaign's values in scheme order."""
+        if len(labels) == 1 or self.method == "assessor":
+            return labels[0]
+        if self.method == "max":
+            return max(labels)
+        if self.method == "mean":
+            total, n = sum(labels), len(labels)  # type: ignore[arg-type]
+            rounded = (2 * total + n) // (2 * n)  # floor(mean + 1/2), exact in integers
+            if rounded in scheme:
+                return rounded
+            return min(scheme, key=lambda value: (abs(value - rounded), value))  # type: ignore[operator]
+        counts = Counter(labels).most_common()
+        tied = [label for label, count in counts if count == counts[0][1]]
+        if isinstance(tied[0], int):
+            return min(tied)
+        return min(tied, key=lambda label: scheme.index(label) if label in scheme else len(scheme))
+
+
+def parse_options(*, campaign: Campaign, kind: str, phase: str, rule: str | AggregationRule) -> AggregationRule:
+    """Check an export's kind, phase and rule against the campaign; return the parsed rule."""
+    if kind not in KINDS:
+        raise ExportError(f"unknown kind {kind!r}: use relevance, quality or stance")
+    if phase not in PHASES:
+        raise ExportError(f"unknown phase {phase!r}: use main, training or all")
+    if kind != "relevance" and not campaign.label_scheme.values(kind):
+        raise ExportError(f"campaign {campaign.slug} has no {kind} labels in its scheme")
+    return parse_rule(rule, kind=kind)
+
+
+def parse_rule(rule: str | AggregationRule, *, kind: str) -> AggregationRule:
+    """The rule for labels of ``kind``; a named assessor must exist (a typo would give an empty file)."""
+    parsed = rule if isinstance(rule, AggregationRule) else AggregationRule.parse(rule)
+    parsed.check(kind)
+    if parsed.method == "assessor" and not User.objects.filter(username=parsed.assessor).exists():
+        raise ExportError(f"there is no assessor named {parsed.assessor!r}")
+    return parsed
+
+
+def snapshots_of(campaign: Campaign) -> QuerySet[QrelsSnapshot]:
+    """The campaign's snapshots, newest first."""
+    return QrelsSnapshot.objects.filter(campaign=campaign).select_related("created_by").order_by("-number")
+
+
+def assessors_of(campaign: Campaign) -> list[str]:
+    """User names with judgments in the campaign, for choosing an ``assessor:NAME`` rule."""
+    return list(
+        User.objects.filter(judgments__topic__campaign=campaign).distinct().order_by("username").values_list("username", flat=True)
+    )
+
+
+def labelled_judgments(*, campaign: Campaign, kind: str, phase: str, rule: AggregationRule) -> QuerySet[Judgment]:
+    """The judgments that carry a ``kind`` label (quality null and stance '' carry none) for the phase and rule."""
+    judgments = Judgment.objects.filter(topic__campaign=campaign, phase__in=PHASES[phase])
+    if kind == "quality":
+        judgments = judgments.filter(quality__isnull=False)
+    elif kind == "stance":
+        judgments = judgments.exclude(stance="")
+    if rule.method == "assessor":
+        judgments = judgments.filter(assessor__username=rule.assessor)
+    return judgments
+
+
+def _bytewise(name: str) -> Collate:
+    # Sort ids by code point, as Python and trec_eval's strcmp do, whatever the database's locale.
+    return Collate(F(name), "C" if connection.vendor == "postgresql" else "BINARY")
+
+
+def _qrels_order() -> list[Expression]:
+    """ORDER BY for topic_sort_key(topic number), then document id: numeric topics by value, others after."""
+    numeric = {"topic__number__regex": r"^[0-9]+$"}
+    return [
+        Case(When(**numeric, then=Value(0)), default=Value(1), output_field=IntegerField()),
+        Case(When(**numeric, then=Cast("topic__number", DecimalField(max_digits=40, decimal_places=0)))),
+        _bytewise("topic__number"),
+        _bytewise("document__doc_id"),
+    ]
+
+
+def qrels_rows(
+    *, campaign: Campaign, kind: str, phase: str = "main", rule: str | AggregationRule = "majority", chunk_size: int = QUERY_CHUNK
+) -> Iterator[tuple[str, str, Label]]:
+    """Yield ``(topic number, doc id, label)`` once per judged pair, in qrels order, aggregated by ``rule``.
+
+    One query, read through a server-side cursor; memory holds one (topic, document) group at a time.
+    """
+    parsed = parse_options(campaign=campaign, kind=kind, phase=phase, rule=rule)
+    scheme = campaign.label_scheme.values(kind)
+    rows = (
+        labelled_judgments(campaign=campaign, kind=kind, phase=phase, rule=parsed)
+        .order_by(*_qrels_order())
+        .values_list("topic__number", "document__doc_id", kind)
+        .iterator(chunk_size=chunk_size)
+    )
+    for (topic, doc), group in groupby(rows, key=itemgetter(0, 1)):
+        yield topic, doc, parsed.combine([label for _, _, label in group], scheme)
+
+
+class QrelsExport:
+    """A qrels export in progress: iterate once to get the file's bytes.
+
+    The same bytes go to a new snapshot file; the numbered `QrelsSnapshot` row is created when the iteration
+    ends (``snapshot`` is then set). An export abandoned half way (a closed HTTP connection) leaves nothing.
+    """
+
+    def __init__(self, *, campaign: Campaign, kind: str, phase: str, rule: AggregationRule, created_by: User | None, chunk_size: int) -> None:
+        self.campaign, self.kind, self.phase, self.rule = campaign, kind, phase, rule
+        self.created_by, self.chunk_size = created_by, chunk_size
+        self.snapshot: QrelsSnapshot | None = None
+        self.download_name = f"{campaign.slug}-{kind}-{phase}.qrels"
+
+    def __iter__(self) -> Iterator[bytes]:
+        rows = qrels_rows(campaign=self.campaign, kind=self.kind, phase=self.phase, rule=self.rule, chunk_size=self.chunk_size)
+        hasher, line_count = hashlib.sha256(), 0
+        part = tempfile.NamedTemporaryFile(prefix="touchstone-qrels-", suffix=".part", delete=False)
+        try:
+            with part:
+                while batch := list(islice(rows, LINES_PER_WRITE)):
+                    text = io.StringIO()
+                    line_count += write_qrels(batch, text)
+                    data = text.getvalue().encode()
+                    hasher.update(data)
+                    part.write(data)
+                    yield data
+            self.snapshot = _store_snapshot(self, part.name, line_count=line_count, sha256=hasher.hexdigest())
+        finally:
+            os.unlink(part.name)
+
+
+def export_qrels(
+    *,
+    campaign: Campaign,
+    kind: str,
+    phase: str = "main",
+    rule: str = "majority",
+    created_by: User | None = None,
+    chunk_size: int = QUERY_CHUNK,
+) -> QrelsExport:
+    """Check the options now (so a bad request fails before any byte is sent) and return the export to stream."""
+    parsed = parse_options(campaign=campaign, kind=kind, phase=phase, rule=rule)
+    return QrelsExport(campaign=campaign, kind=kind, phase=phase, rule=parsed, created_by=created_by, chunk_size=chunk_size)
+
+
+def _store_snapshot(export: QrelsExport, path: str, *, line_count: int, sha256: str) -> QrelsSnapshot:
+    with transaction.atomic():
+        # Locking the campaign row serialises numbering between concurrent exports.
+        Campaign.objects.select_for_update().filter(pk=export.campaign.pk).first()
+        number = (QrelsSnapshot.objects.filter(campaign=export.campaign).aggregate(n=Max("number"))["n"] or 0) + 1
+        snapshot = QrelsSnapshot(
+            campaign=export.campaign, number=number, kind=export.kind, phase=export.phase, rule=str(export.rule),
+            line_count=line_count, sha256=sha256, created_by=export.created_by,
+        )
+        with open(path, "rb") as part:
+            snapshot.file.save(f"{export.campaign.slug}-{number:04d}-{export.kind}-{export.phase}.qrels", File(part), save=False)
+        try:
+            snapshot.save()
+        except BaseException:
+            snapshot.file.delete(save=False)
+            raise
+    return snapshot
+
+
+# --- Diffs -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """A JudgmentEvent on a diffed (topic, document): who set which label when."""
+
+    assessor: str
+    at: datetime
+    revision: int
+    label: Label | None
+    source: str
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    topic: str
+    doc_id: str
+    old: Label | None  # None: not in the older snapshot
+    new: Label | None  # None: not in the newer snapshot
+    changes: list[Change] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return "added" if self.old is None else "removed" if self.new is None else "changed"
+
+
+@dataclass(frozen=True)
+class SnapshotDiff:
+    older: QrelsSnapshot
+    newer: QrelsSnapshot
+    lines: list[DiffLine]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = Counter(line.status for line in self.lines)
+        return {status: counts[status] for status in ("added", "removed", "changed")}
+
+
+def diff_snapshots(*, older: QrelsSnapshot, newer: QrelsSnapshot) -> SnapshotDiff:
+    """The lines added, removed and changed from ``older`` to ``newer`` (given in either order), each with the
+    label changes recorded on its topic and document between the two exports (JudgmentEvent rows), so an
+    organiser sees who changed what.
+
+    Both files are read as streams and merged in qrels order; a file whose bytes no longer match the checksum
+    recorded at export raises ExportError, because the diff would then describe a file nobody exported.
+    """
+    if older.campaign_id != newer.campaign_id:
+        raise ExportError("snapshots of different campaigns cannot be compared")
+    if older.kind != newer.kind:
+        raise ExportError(f"snapshot #{older.number} holds {older.kind} labels and #{newer.number} {newer.kind} labels")
+    if older.number > newer.number:
+        older, newer = newer, older
+    lines = list(_merge(_snapshot_rows(older), _snapshot_rows(newer)))
+    by_key = {(line.topic, line.doc_id): line for line in lines}
+    if by_key:
+        events = (
+            JudgmentEvent.objects.filter(
+                judgment__topic__campaign_id=newer.campaign_id,
+                judgment__phase__in=PHASES[older.phase] + PHASES[newer.phase],
+                at__gt=older.created_at,
+                at__lte=newer.created_at,
+            )
+            .order_by("at", "pk")
+            .values_list("judgment__topic__number", "judgment__document__doc_id", "assessor__username", "at", "revision", newer.kind, "source")
+        )
+        for topic, doc, assessor, at, revision, label, source in events.iterator(chunk_size=QUERY_CHUNK):
+            if line := by_key.get((topic, doc)):
+                line.changes.append(Change(assessor, at, revision, label if label not in (None, "") else None, source))
+    return SnapshotDiff(older=older, newer=newer, lines=lines)
+
+
+def _snapshot_rows(snapshot: QrelsSnapshot) -> Iterator[tuple[str, str, Label]]:
+    hasher = hashlib.sha256()
+
+    def hashed_lines(raw_lines: Iterable[bytes]) -> Iterator[str]:
+        for raw in raw_lines:
+            hasher.update(raw)
+            yield raw.decode("utf-8")
+
+    with snapshot.file.open("rb") as stored:
+        lines = hashed_lines(stored)
+        if snapshot.line_count:
+            yield from parse_qrels(lines, source=f"qrels snapshot #{snapshot.number}", kind=snapshot.kind)
+        else:
+            for _ in lines:  # an export without judgments: nothing to parse, but the bytes must still match
+                pass
+    if hasher.hexdigest() != snapshot.sha256:
+        raise ExportError(f"the file of qrels snapshot #{snapshot.number} no longer matches its checksum: it was changed after export")
+
+
+def _merge(old: Iterator[tuple[str, str, Label]], new: Iterator[tuple[str, str, Label]]) -> Iterator[DiffLine]:
+    """Merge two files sorted in qrels order (both were written by `QrelsExport`)."""
+
+    def key(row: tuple[str, str, Label]) -> tuple:
+        return topic_sort_key(row[0]), row[1]
+
+    a, b = next(old, None), next(new, None)
+    while a is not None or b is not None:
+        if b is None or (a is not None and key(a) < key(b)):
+            yield DiffLine(a[0], a[1], a[2], None)
+            a = next(old, None)
+        elif a is None or key(b) < key(a):
+            yield DiffLine(b[0], b[1], None, b[2])
+            b = next(new, None)
+        else:
+            if a[2] != b[2]:
+                yield DiffLine(a[0], a[1], a[2], b[2])
+            a, b = next(old, None), next(new, None)

@@ -1,0 +1,251 @@
+"""Loading existing qrels (last year's, or another tool's) as judgments by a named assessor, so documents
+already judged need no new work.
+
+The file is parsed and checked completely before anything is stored, with errors naming file and line:
+every topic must be one of the campaign's (a qrels topic the campaign lacks is an error, not a new topic: a
+topic needs its title and narrative, which qrels do not carry, and a typo would otherwise create one), and
+every label must be a value of the campaign's scheme (a −2 in a scheme without −2 is refused). Documents
+never loaded become stubs (``has_text=False``).
+
+Storing is one transaction of set-based SQL fed by COPY, because 100,000 lines through `record_judgment`
+would take minutes. It writes the rows `record_judgment` would write: a new judgment at revision 1 with a
+JudgmentEvent, and, for a judgment the assessor already has, only this file's dimension changed, the
+revision bumped, source "import" and one more event. Re-importing the same file changes nothing. Relevance,
+quality and stance files for the same documents therefore merge into the same judgments; quality and stance
+need the relevance judgment to be there first, since a judgment without relevance does not exist.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.hashers import make_password
+from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import UploadedFile
+from django.db import connection, transaction
+from django.utils import timezone
+from django.utils.text import get_valid_filename
+
+from accounts.models import Role, User
+from assessments.formats.errors import FormatError
+from assessments.formats.qrels import parse_qrels
+from assessments.models import Campaign, Document, Job, Judgment, JudgmentEvent
+from assessments.services import jobs
+from assessments.services.imports import (
+    ImportProblem,
+    ImportSummary,
+    _copy_escape,
+    _count_lines,
+    _job_inputs,
+    _keep,
+    _lock,
+    _upload_folder,
+)
+from assessments.services.jobs import Progress
+
+KINDS = ("relevance", "quality", "stance")
+PHASES = ("main", "training")
+PROGRESS_EVERY = 5000  # lines between progress reports
+_DOC_ID_LENGTH = Document._meta.get_field("doc_id").max_length
+_ROWS = "touchstone_qrels_import"  # temporary table, dropped at the end of the import
+
+
+def import_qrels(
+    *,
+    campaign: Campaign,
+    path: Path,
+    kind: str,
+    assessor: str,
+    phase: str = "main",
+    source: str | None = None,
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Import the qrels file at ``path`` as ``assessor``'s ``phase`` judgments; all or nothing.
+
+    ``source`` is the file name shown in errors (an upload's original name); it defaults to ``path``.
+    Raises FormatError (file:line) for a bad line and ImportProblem for bad options; either way nothing
+    is stored. Call outside a transaction when a Job reports progress, so pollers see it.
+    """
+    source = source or str(path)
+    scheme = _check_options(campaign=campaign, kind=kind, assessor=assessor, phase=phase)
+    topics = dict(campaign.topics.values_list("number", "id"))
+    total = _count_lines(path)
+    with tempfile.SpooledTemporaryFile(max_size=16 * 1024 * 1024, mode="w+b") as rows:
+        line_count, topic_ids = 0, set()
+        for line, topic, doc, label in _checked_rows(path, source=source, kind=kind, scheme=scheme, topics=topics):
+            rows.write(f"{line}\t{topics[topic]}\t{_copy_escape(doc)}\t{label}\n".encode())
+            line_count += 1
+            topic_ids.add(topics[topic])
+            if progress and line_count % PROGRESS_EVERY == 0:
+                progress.advance(line, total)
+        rows.seek(0)
+        with transaction.atomic():
+            _lock(campaign)
+            user = _import_assessor(assessor)
+            created, updated, stubs = _store(rows, campaign=campaign, kind=kind, assessor=user, phase=phase, source=source, topics=topics)
+    if progress:
+        progress.advance(total, total)
+    counts = {
+        "lines": line_count, "topics": len(topic_ids), "created": created, "updated": updated,
+        "unchanged": line_count - created - updated, "stubs": stubs,
+    }
+    text = (
+        f"{source}: {line_count} {kind} labels on {len(topic_ids)} topic{'s' if len(topic_ids) != 1 else ''} as "
+        f"{assessor}: {created} new judgments, {updated} changed, {counts['unchanged']} unchanged, {stubs} document stubs"
+    )
+    return ImportSummary(text, [], counts)
+
+
+def _check_options(*, campaign: Campaign, kind: str, assessor: str, phase: str) -> tuple:
+    if kind not in KINDS:
+        raise ImportProblem(f"unknown kind {kind!r}: use relevance, quality or stance")
+    if phase not in PHASES:
+        raise ImportProblem(f"unknown phase {phase!r}: use main or training")
+    try:
+        User._meta.get_field("username").run_validators(assessor)
+    except ValidationError as exc:
+        raise ImportProblem(f"assessor name {assessor!r}: {' '.join(exc.messages)}") from None
+    if not assessor:
+        raise ImportProblem("an assessor name is needed: imported labels are kept as that assessor's judgments")
+    scheme = campaign.label_scheme.values(kind)
+    if not scheme:
+        raise ImportProblem(f"campaign {campaign.slug} has no {kind} labels in its scheme")
+    if connection.vendor != "postgresql":
+        raise ImportProblem("importing qrels needs PostgreSQL (it loads the file with COPY)")
+    return scheme
+
+
+def _decoded(path: Path, source: str, position: list[int]) -> Iterator[str]:
+    """The file's lines as text, keeping ``position[0]`` at the physical line number last read."""
+    with open(path, "rb") as stream:
+        for number, raw in enumerate(stream, 1):
+            position[0] = number
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise FormatError(source, number, "not UTF-8 text") from None
+
+
+def _checked_rows(
+    path: Path, *, source: str, kind: str, scheme: tuple, topics: dict[str, int]
+) -> Iterator[tuple[int, str, str, int | str]]:
+    # parse_qrels yields a row as soon as it has read the row's line, so the line last read is the row's line.
+    position = [0]
+    stances = scheme if kind == "stance" else ()
+    for topic, doc, label in parse_qrels(_decoded(path, source, position), source=source, kind=kind, stances=stances):
+        line = position[0]
+        if topic not in topics:
+            raise FormatError(source, line, f"topic {topic} is not a topic of this campaign (import its topics first)")
+        if kind != "stance" and label not in scheme:
+            raise FormatError(source, line, f"{kind} {label} is not in the campaign's scheme (allowed: {', '.join(map(str, scheme))})")
+        if len(doc) > _DOC_ID_LENGTH:
+            raise FormatError(source, line, f"document id is longer than {_DOC_ID_LENGTH} characters")
+        yield line, topic, doc, label
+
+
+def _import_assessor(name: str) -> User:
+    # An account that cannot log in: it only owns the imported labels.
+    user, _ = User.objects.get_or_create(username=name, defaults={"role": Role.ASSESSOR, "password": make_password(None)})
+    return user
+
+
+def _store(rows, *, campaign: Campaign, kind: str, assessor: User, phase: str, source: str, topics: dict[str, int]) -> tuple[int, int, int]:
+    """Load the checked rows with COPY and merge them into judgments; return (created, updated, stubs)."""
+    judgment, event, document = Judgment._meta.db_table, JudgmentEvent._meta.db_table, Document._meta.db_table
+    label_type = "varchar" if kind == "stance" else "smallint"
+    params = {"assessor": assessor.pk, "now": timezone.now(), "phase": phase, "collection": campaign.collection_id}
+    event_columns = "judgment_id, assessor_id, revision, relevance, quality, stance, note, flagged, time_spent_ms, source, at"
+    event_values = "id, assessor_id, revision, relevance, quality, stance, note, flagged, time_spent_ms, source, %(now)s"
+    returning = "j.id, j.assessor_id, j.revision, j.relevance, j.quality, j.stance, j.note, j.flagged, j.time_spent_ms, j.source"
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP TABLE IF EXISTS {_ROWS}")
+        cursor.execute(f"CREATE TEMPORARY TABLE {_ROWS} (line integer, topic_id bigint, doc_id varchar({_DOC_ID_LENGTH}), label text, document_id bigint)")
+        cursor.copy_expert(f"COPY {_ROWS} (line, topic_id, doc_id, label) FROM STDIN", rows)
+        cursor.execute(f"ANALYZE {_ROWS}")
+        cursor.execute(
+            f"""INSERT INTO {document} (collection_id, doc_id, title, body, is_html, url, metadata, has_text, text_hash)
+                SELECT DISTINCT %(collection)s, doc_id, '', '', false, '', '{{}}'::jsonb, false, '' FROM {_ROWS}
+                ON CONFLICT (collection_id, doc_id) DO NOTHING""",
+            params,
+        )
+        stubs = cursor.rowcount
+        cursor.execute(
+            f"UPDATE {_ROWS} t SET document_id = d.id FROM {document} d WHERE d.collection_id = %(collection)s AND d.doc_id = t.doc_id",
+            params,
+        )
+        missing = f"""NOT EXISTS (SELECT 1 FROM {judgment} j WHERE j.assessor_id = %(assessor)s
+                                   AND j.topic_id = t.topic_id AND j.document_id = t.document_id)"""
+        if kind != "relevance":
+            cursor.execute(f"SELECT line, topic_id, doc_id FROM {_ROWS} t WHERE {missing} ORDER BY line LIMIT 1", params)
+            if first := cursor.fetchone():
+                number = next(n for n, pk in topics.items() if pk == first[1])
+                raise FormatError(
+                    source, first[0],
+                    f"{assessor.username} has no relevance judgment for topic {number}, document {first[2]}: "
+                    f"import the relevance qrels first, {kind} labels are added to those judgments",
+                )
+        cursor.execute(
+            f"""WITH changed AS (
+                  UPDATE {judgment} j SET {kind} = t.label::{label_type}, revision = j.revision + 1,
+                         source = 'import', updated_at = %(now)s
+                    FROM {_ROWS} t
+                   WHERE j.assessor_id = %(assessor)s AND j.topic_id = t.topic_id AND j.document_id = t.document_id
+                     AND j.{kind} IS DISTINCT FROM t.label::{label_type}
+                  RETURNING {returning})
+                INSERT INTO {event} ({event_columns}) SELECT {event_values} FROM changed""",
+            params,
+        )
+        updated = cursor.rowcount
+        created = 0
+        if kind == "relevance":
+            cursor.execute(
+                f"""WITH created AS (
+                      INSERT INTO {judgment} AS j (topic_id, document_id, assessor_id, phase, relevance, quality, stance,
+                             note, flagged, time_spent_ms, source, revision, created_at, updated_at)
+                      SELECT t.topic_id, t.document_id, %(assessor)s, %(phase)s, t.label::smallint, NULL, '', '', false, 0,
+                             'import', 1, %(now)s, %(now)s
+                        FROM {_ROWS} t WHERE {missing}
+                      RETURNING {returning})
+                    INSERT INTO {event} ({event_columns}) SELECT {event_values} FROM created""",
+                params,
+            )
+            created = cursor.rowcount
+        cursor.execute(f"DROP TABLE {_ROWS}")
+    return created, updated, stubs
+
+
+def start_qrels_import(
+    *, campaign: Campaign, upload: UploadedFile, kind: str, assessor: str, phase: str = "main", created_by: User | None
+) -> Job:
+    """Keep an uploaded qrels file under MEDIA_ROOT/uploads/<job id>/ and queue its import as a Job, as
+    services.imports.start_import does for runs (the page and the API call this).
+
+    The options are checked now, so a wrong kind or assessor name is refused before anything is kept; the
+    lines are checked by the job, whose errors name the uploaded file and line.
+    """
+    _check_options(campaign=campaign, kind=kind, assessor=assessor, phase=phase)
+    with transaction.atomic():
+        job = jobs.create_job(kind="import_qrels", campaign=campaign, params={}, created_by=created_by)
+        folder = _upload_folder(job)
+        folder.mkdir(parents=True)
+        name = Path(upload.name).name
+        kept = _keep(upload, folder / (get_valid_filename(name) or "upload"))
+        job.params = {
+            "files": [{"path": str(kept.relative_to(settings.MEDIA_ROOT)), "name": name}],
+            "kind": kind, "assessor": assessor, "phase": phase, "unit": "lines",
+        }
+        job.save(update_fields=["params"])
+    return job
+
+
+@jobs.handler("import_qrels")
+def _import_qrels_job(job: Job, progress: Progress) -> dict:
+    params = job.params
+    with _job_inputs(job) as (paths, names):
+        return import_qrels(
+            campaign=job.campaign, path=paths[0], source=names[0], kind=params["kind"], assessor=params["assessor"],
+            phase=params["phase"], progress=progress,
+        ).as_result()

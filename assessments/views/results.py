@@ -1,0 +1,266 @@
+"""Organiser pages for a campaign's results: the leaderboard, computed from the judgments as they are now, and
+qrels (exports kept as numbered snapshots, their diffs, and imports of earlier judgments).
+
+Views parse the request, call one service and render; exports stream straight from the database cursor to
+the response, so a million-line file never sits in memory.
+"""
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    StreamingHttpResponse,
+)
+from django.shortcuts import redirect, render
+from django.urls import path
+from django.views.decorators.http import require_POST
+
+from assessments import access, selectors
+from assessments.formats.errors import FormatError
+from assessments.models import Campaign
+from assessments.services import evaluation, exports, qrels_import
+from assessments.services.imports import ImportProblem
+
+PHASE_CHOICES = [("main", "Main phase"), ("training", "Training phase"), ("all", "Both phases")]
+ORDER_CHOICES = [("score", "Score, ties by doc id (trec_eval)"), ("rank", "Rank column (Touché)")]
+DIFF_LINES_SHOWN = 1000
+
+
+def _kind_choices(campaign: Campaign, kinds) -> list[tuple[str, str]]:
+    scheme = campaign.label_scheme
+    return [(kind, kind.capitalize()) for kind in kinds if kind == "relevance" or scheme.values(kind)]
+
+
+def _rule_choices(campaign: Campaign) -> list[tuple[str, str]]:
+    rules = [
+        ("majority", "Majority (tie: the lower label)"),
+        ("max", "Maximum"),
+        ("mean", "Mean, rounded (.5 up)"),
+    ]
+    return rules + [(f"assessor:{name}", f"Only {name}") for name in exports.assessors_of(campaign)]
+
+
+class LeaderboardForm(forms.Form):
+    measure = forms.RegexField(regex=r"(?i)^ndcg@[1-9][0-9]{0,3}$", initial="nDCG@5", max_length=10)
+    kind = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    order = forms.ChoiceField(choices=ORDER_CHOICES, initial="score")
+    phase = forms.ChoiceField(choices=PHASE_CHOICES, initial="main")
+    rule = forms.ChoiceField(initial="majority")
+    best = forms.BooleanField(required=False, label="Best run per team")
+    sort = forms.CharField(required=False)
+    dir = forms.ChoiceField(choices=[("desc", "desc"), ("asc", "asc")], required=False)
+
+    def __init__(self, data, *, campaign: Campaign):
+        kinds = _kind_choices(campaign, evaluation.EVALUATED_KINDS)
+        if data is not None:
+            # Only the fields a link sets are given; the rest keep their defaults.
+            data = data.copy()
+            for name in ("measure", "order", "phase", "rule"):
+                data.setdefault(name, self.base_fields[name].initial)
+            if "kind" not in data:
+                data.setlist("kind", [value for value, _ in kinds])
+        super().__init__(data, initial={"kind": [value for value, _ in kinds]})
+        self.fields["kind"].choices = kinds
+        self.fields["rule"].choices = _rule_choices(campaign)
+
+
+def _evaluate(request: HttpRequest, campaign: Campaign):
+    form = LeaderboardForm(request.GET, campaign=campaign)
+    if not form.is_valid():
+        return form, None, form.errors.as_text()
+    options = form.cleaned_data
+    try:
+        board = evaluation.evaluate_runs(
+            campaign=campaign, measure=options["measure"], kinds=tuple(options["kind"]), order=options["order"],
+            phase=options["phase"], rule=options["rule"],
+        )
+    except exports.ExportError as exc:
+        return form, None, str(exc)
+    return form, board, ""
+
+
+def _table(board: evaluation.Leaderboard, results: list, sort: str, descending: bool) -> tuple[list[dict], list[list[dict]]]:
+    """Header cells (what each sorts by, the direction a click asks for next) and the body's cells."""
+    columns = [("team", "Team", False), ("run", "Run", False)]
+    for kind in board.kinds:
+        columns += [(kind, f"{kind.capitalize()} {board.measure}", True), (f"{kind}_judged", f"judged@{board.k}", True)]
+    if board.has_stance:
+        columns += [("accuracy", "Stance accuracy", True), ("macro_f1", "Stance macro-F1", True)]
+    header = []
+    for key, label, numeric in columns:
+        active = key == sort
+        header.append({
+            "key": key, "label": label, "numeric": numeric,
+            "aria_sort": ("descending" if descending else "ascending") if active else "none",
+            "next_dir": ("asc" if descending else "desc") if active else ("desc" if numeric else "asc"),
+        })
+    rows = []
+    for result in results:
+        cells = [{"text": result.team or "—"}, {"text": result.tag, "mono": True}]
+        for kind in board.kinds:
+            scores = result.scores[kind]
+            cells.append({"text": f"{scores.mean:.4f}", "numeric": True, "title": f"{len(scores.per_topic)} topics"})
+            # Below 1 the pool has holes: unjudged documents in this run's top k count as non-relevant.
+            cells.append({"text": f"{scores.judged_at_k:.3f}", "numeric": True, "warn": scores.judged_at_k < 1})
+        if board.has_stance:
+            stance = result.stance
+            for value in (stance and stance.accuracy, stance and stance.macro_f1):
+                cells.append({
+                    "text": "–" if value is None else f"{value:.4f}", "numeric": True,
+                    "title": f"{stance.n} documents with a stance judgment" if stance else "no stance column",
+                })
+        rows.append(cells)
+    return header, rows
+
+
+@login_required
+def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = access.get_campaign_for_organiser(request.user, slug)
+    form, board, error = _evaluate(request, campaign)
+    context = {"campaign": campaign, "form": form, "board": board, "error": error}
+    if board:
+        sort = form.cleaned_data["sort"] or board.kinds[0]
+        descending = (form.cleaned_data["dir"] or "desc") == "desc"
+        try:
+            results = board.sorted_by(sort, descending=descending)
+        except evaluation.EvaluationError:  # a stale link's column: fall back to the default order
+            sort, descending, results = board.kinds[0], True, board.results
+        if form.cleaned_data["best"]:
+            kept = {result.run_id for result in board.best_per_team()}
+            results = [result for result in results if result.run_id in kept]
+        context["columns"], context["rows"] = _table(board, results, sort, descending)
+    template = "assessments/results_table.html" if request.htmx else "assessments/results.html"
+    return render(request, template, context, status=400 if error and not request.htmx else 200)
+
+
+@login_required
+def leaderboard_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = access.get_campaign_for_organiser(request.user, slug)
+    _, board, error = _evaluate(request, campaign)
+    if error:
+        return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-{board.measure}-{board.order}-per-topic.csv"'
+    board.write_per_topic_csv(response)
+    return response
+
+
+class ExportForm(forms.Form):
+    kind = forms.ChoiceField()
+    phase = forms.ChoiceField(choices=PHASE_CHOICES, initial="main")
+    rule = forms.ChoiceField(initial="majority")
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["kind"].choices = _kind_choices(campaign, exports.KINDS)
+        self.fields["rule"].choices = _rule_choices(campaign)
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(help_text="topic 0 doc label, or the five-column topic doc relevance quality 0")
+    kind = forms.ChoiceField()
+    assessor = forms.CharField(max_length=150, help_text="the labels are kept as this user's judgments (created if missing)")
+    phase = forms.ChoiceField(choices=PHASE_CHOICES[:2], initial="main")
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["kind"].choices = _kind_choices(campaign, qrels_import.KINDS)
+
+
+def _qrels_page(request: HttpRequest, campaign: Campaign, *, import_form: ImportForm | None = None, status: int = 200):
+    context = {
+        "campaign": campaign,
+        "jobs": selectors.recent_jobs(campaign, kinds=["import_qrels"]),
+        "snapshots": exports.snapshots_of(campaign),
+        "export_form": ExportForm(campaign=campaign),
+        "import_form": import_form or ImportForm(campaign=campaign),
+    }
+    return render(request, "assessments/qrels.html", context, status=status)
+
+
+@login_required
+def qrels(request: HttpRequest, slug: str) -> HttpResponse:
+    return _qrels_page(request, access.get_campaign_for_organiser(request.user, slug))
+
+
+@require_POST
+@login_required
+def qrels_export(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = access.get_campaign_for_organiser(request.user, slug)
+    form = ExportForm(request.POST, campaign=campaign)
+    if not form.is_valid():
+        messages.error(request, f"Export not made: {form.errors.as_text()}")
+        return redirect("assessments:qrels", slug=campaign.slug)
+    try:
+        export = exports.export_qrels(campaign=campaign, created_by=request.user, **form.cleaned_data)
+    except exports.ExportError as exc:
+        messages.error(request, f"Export not made: {exc}")
+        return redirect("assessments:qrels", slug=campaign.slug)
+    return streaming_qrels_response(export)
+
+
+def streaming_qrels_response(export: exports.QrelsExport) -> StreamingHttpResponse:
+    """The export as a download; its snapshot is stored when the last byte has been sent."""
+    response = StreamingHttpResponse(export, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{export.download_name}"'
+    return response
+
+
+@login_required
+def qrels_snapshot(request: HttpRequest, slug: str, number: int) -> FileResponse:
+    campaign = access.get_campaign_for_organiser(request.user, slug)
+    snapshot = exports.snapshots_of(campaign).filter(number=number).first()
+    if snapshot is None:
+        raise Http404("No such snapshot")
+    return FileResponse(snapshot.file.open("rb"), as_attachment=True, filename=snapshot.file.name.rsplit("/", 1)[-1],
+                        content_type="text/plain; charset=utf-8")
+
+
+@login_required
+def qrels_diff(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = access.get_campaign_for_organiser(request.user, slug)
+    numbers = [request.GET.get(name, "") for name in ("older", "newer")]
+    if not all(number.isdigit() for number in numbers):
+        raise Http404("Choose two snapshots")
+    found = {s.number: s for s in exports.snapshots_of(campaign).filter(number__in=numbers)}
+    if len(found) != len(set(numbers)):
+        raise Http404("No such snapshot")
+    context = {"campaign": campaign, "shown": DIFF_LINES_SHOWN}
+    try:
+        context["diff"] = exports.diff_snapshots(older=found[int(numbers[0])], newer=found[int(numbers[1])])
+    except (exports.ExportError, FormatError) as exc:
+        context["error"] = str(exc)
+    return render(request, "assessments/qrels_diff.html", context, status=400 if "error" in context else 200)
+
+
+@require_POST
+@login_required
+def qrels_import_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = access.get_campaign_for_organiser(request.user, slug)
+    form = ImportForm(request.POST, request.FILES, campaign=campaign)
+    if form.is_valid():
+        try:
+            job = qrels_import.start_qrels_import(campaign=campaign, upload=form.cleaned_data["file"], created_by=request.user,
+                                                  kind=form.cleaned_data["kind"], assessor=form.cleaned_data["assessor"],
+                                                  phase=form.cleaned_data["phase"])
+        except ImportProblem as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Import of {form.cleaned_data['file'].name} queued (job {job.pk}).")
+            return redirect("assessments:qrels", slug=campaign.slug)
+    return _qrels_page(request, campaign, import_form=form, status=400)
+
+
+urlpatterns = [
+    path("<slug:slug>/results/", leaderboard, name="leaderboard"),
+    path("<slug:slug>/results/per-topic.csv", leaderboard_csv, name="leaderboard_csv"),
+    path("<slug:slug>/qrels/", qrels, name="qrels"),
+    path("<slug:slug>/qrels/export/", qrels_export, name="qrels_export"),
+    path("<slug:slug>/qrels/import/", qrels_import_upload, name="qrels_import"),
+    path("<slug:slug>/qrels/diff/", qrels_diff, name="qrels_diff"),
+    path("<slug:slug>/qrels/<int:number>/", qrels_snapshot, name="qrels_snapshot"),
+]

@@ -9,7 +9,7 @@ from django.http import Http404
 
 from accounts.models import User
 
-from .models import Assignment, AssignmentItem, Campaign, Document, PoolEntry
+from .models import Assignment, AssignmentItem, Campaign, Document, Job, Judgment, PoolEntry
 
 
 def get_campaign_for_organiser(user: User, slug: str) -> Campaign:
@@ -43,8 +43,12 @@ def get_entry_for_assignment(assignment: Assignment, entry_id: int) -> PoolEntry
     """A pool entry of the assignment's topic, with its document; 404 for anything else.
 
     An overlap assignment covers only its AssignmentItem slice of the pool, not the whole topic.
+    The document's body is left in the database (saving a label does not need it; reading
+    `entry.document.body` fetches it).
     """
-    entries = PoolEntry.objects.select_related("document").filter(pk=entry_id, topic_id=assignment.topic_id)
+    entries = PoolEntry.objects.select_related("document").defer("document__body").filter(
+        pk=entry_id, topic_id=assignment.topic_id
+    )
     if assignment.scope == Assignment.Scope.OVERLAP:
         entries = entries.filter(pk__in=AssignmentItem.objects.filter(assignment=assignment).values("entry_id"))
     entry = entries.first()
@@ -69,3 +73,26 @@ def get_document_for_campaign(campaign: Campaign, document_id: int) -> Document:
     if document is None:
         raise Http404("No such document")
     return document
+
+
+def get_job_for_organiser(user: User, job_id: int, *, campaign: Campaign | None = None) -> Job:
+    """A job (import, pool build …) for an organiser, optionally only within `campaign`; 404 for anyone else.
+
+    Jobs carry file names, errors and summaries of a campaign's material, so assessors never see them.
+    """
+    if not user.is_authenticated or not user.is_organiser:
+        raise Http404("No such job")
+    jobs = Job.objects.filter(pk=job_id)
+    if campaign is not None:
+        jobs = jobs.filter(campaign=campaign)
+    job = jobs.select_related("campaign", "created_by").first()
+    if job is None:
+        raise Http404("No such job")
+    return job
+
+
+def own_judgment(assignment: Assignment, document_id: int) -> Judgment | None:
+    """The assignment's assessor's own current judgment of a document, never anyone else's."""
+    return Judgment.objects.filter(
+        assessor_id=assignment.assessor_id, topic_id=assignment.topic_id, document_id=document_id
+    ).first()

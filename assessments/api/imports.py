@@ -1,0 +1,159 @@
+"""Imports in the API, for organisers' scripts: the same service as the imports page and the commands.
+
+* ``GET  campaigns/<slug>/topics/``: the campaign's topics; ``POST`` a topics file (multipart ``file``) → 202 and the job.
+* ``GET  campaigns/<slug>/runs/``: the campaign's runs; ``POST`` one or more run files (``file`` repeated, ``team``) → 202.
+* ``GET  campaigns/<slug>/documents/``: document counts; ``POST`` collection files (``file``, ``format``, ``only_pooled``) → 202.
+* ``GET  jobs/<id>/``: a job's progress (done/total), and once finished its summary, warnings or errors.
+
+Uploads are answered at once with the queued job; poll it until its status is ``succeeded`` or ``failed``.
+"""
+
+from django.urls import path
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import generics, serializers, status
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+
+from assessments import access, selectors
+from assessments.models import Run, Topic
+from assessments.services import imports
+
+from .permissions import IsOrganiser
+from .pools import JobSerializer
+
+
+class TopicSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Topic
+        fields = ["number", "title", "description", "narrative", "compared_objects", "cause", "effect", "is_training", "position"]
+        read_only_fields = fields
+
+
+class RunSerializer(serializers.ModelSerializer):
+    uploaded_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Run
+        fields = ["tag", "team", "file_name", "has_stance", "line_count", "warnings", "uploaded_by", "uploaded_at"]
+        read_only_fields = fields
+
+
+class DocumentCountsSerializer(serializers.Serializer):
+    collection = serializers.CharField()
+    total = serializers.IntegerField(help_text="documents in the campaign's collection")
+    with_text = serializers.IntegerField(help_text="of which have text (the others are stubs a pool created)")
+    pooled = serializers.IntegerField(help_text="documents in the campaign's pools")
+    pooled_with_text = serializers.IntegerField()
+
+
+class TopicUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="Touché topics XML")
+
+
+class DocumentUploadSerializer(serializers.Serializer):
+    file = serializers.ListField(child=serializers.FileField(), min_length=1, help_text="one or more collection files (.gz too)")
+    format = serializers.ChoiceField(choices=imports.DOCUMENT_FORMATS, default="auto")
+    only_pooled = serializers.BooleanField(default=False, help_text="keep only documents some pool needs")
+
+
+class RunUploadSerializer(serializers.Serializer):
+    file = serializers.ListField(child=serializers.FileField(), min_length=1, help_text="one or more TREC run files")
+    team = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+
+
+class _ImportView(generics.GenericAPIView):
+    """POST uploads files for one kind of import and answers 202 with the queued job."""
+
+    # Token first, so an anonymous client is told 401 with how to authenticate (session auth alone gives 403).
+    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    permission_classes = [IsOrganiser]
+    parser_classes = [MultiPartParser]
+    kind = ""
+    upload_serializer: type[serializers.Serializer]
+
+    def campaign(self):
+        return access.get_campaign_for_organiser(self.request.user, self.kwargs["slug"])
+
+    def post(self, request, slug: str):
+        campaign = self.campaign()
+        upload = self.upload_serializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        options = dict(upload.validated_data)
+        files = options.pop("file")
+        try:
+            job = imports.start_import(
+                kind=self.kind, campaign=campaign, uploads=files if isinstance(files, list) else [files],
+                options=options, created_by=request.user,
+            )
+        except imports.ImportProblem as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema_view(
+    get=extend_schema(summary="The campaign's topics, in file order"),
+    post=extend_schema(
+        request={"multipart/form-data": TopicUploadSerializer}, responses={202: JobSerializer},
+        summary="Import topics (created or updated by number; none deleted); runs as a job",
+    ),
+)
+class TopicsView(generics.ListAPIView, _ImportView):
+    serializer_class = TopicSerializer
+    kind = "import_topics"
+    upload_serializer = TopicUploadSerializer
+
+    def get_queryset(self):
+        return self.campaign().topics.order_by("position", "number")
+
+
+@extend_schema_view(
+    get=extend_schema(summary="The campaign's runs"),
+    post=extend_schema(
+        request={"multipart/form-data": RunUploadSerializer}, responses={202: JobSerializer},
+        summary="Import TREC runs (a tag imported again replaces its run); runs as a job",
+    ),
+)
+class RunsView(generics.ListAPIView, _ImportView):
+    serializer_class = RunSerializer
+    kind = "import_runs"
+    upload_serializer = RunUploadSerializer
+
+    def get_queryset(self):
+        return self.campaign().runs.select_related("uploaded_by").order_by("tag")
+
+
+@extend_schema_view(
+    post=extend_schema(
+        request={"multipart/form-data": DocumentUploadSerializer}, responses={202: JobSerializer},
+        summary="Import documents (inserted or updated by id); runs as a job",
+    ),
+)
+class DocumentsView(_ImportView):
+    serializer_class = DocumentCountsSerializer
+    kind = "import_documents"
+    upload_serializer = DocumentUploadSerializer
+
+    @extend_schema(summary="How many documents the collection and the pools have")
+    def get(self, request, slug: str):
+        campaign = self.campaign()
+        return Response(DocumentCountsSerializer({"collection": campaign.collection.slug, **selectors.document_counts(campaign)}).data)
+
+
+@extend_schema_view(get=extend_schema(summary="A job's progress, and once finished its summary, warnings or errors"))
+class JobView(generics.RetrieveAPIView):
+    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    permission_classes = [IsOrganiser]
+    serializer_class = JobSerializer
+
+    def get_object(self):
+        return access.get_job_for_organiser(self.request.user, self.kwargs["job_id"])
+
+
+def register(router) -> list:
+    return [
+        path("campaigns/<slug:slug>/topics/", TopicsView.as_view(), name="api-topics"),
+        path("campaigns/<slug:slug>/runs/", RunsView.as_view(), name="api-runs"),
+        path("campaigns/<slug:slug>/documents/", DocumentsView.as_view(), name="api-documents"),
+        path("jobs/<int:job_id>/", JobView.as_view(), name="api-job"),
+    ]

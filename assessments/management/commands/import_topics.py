@@ -1,0 +1,27 @@
+"""Import or update a campaign's topics from a Touché topics file: the twin of the upload on the imports page."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+
+from assessments.management.progress import campaign_or_fail, check_files, run_import
+from assessments.services import imports
+
+
+class Command(BaseCommand):
+    help = (
+        "Create or update (by number) the topics in FILE, any Touché shape (title, description, narrative, "
+        "objects, cause/effect, or <query>). Topics missing from the file are kept. All or nothing."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("slug", help="the campaign's slug")
+        parser.add_argument("file", type=Path, help="topics XML")
+
+    def handle(self, *args, slug: str, file: Path, **options):
+        campaign = campaign_or_fail(self, slug)
+        check_files(self, [file])
+        run_import(
+            self, desc="topics", unit="B",
+            call=lambda bar: imports.import_topics(campaign=campaign, path=file, progress=bar),
+        )

@@ -1,0 +1,126 @@
+"""The organiser's imports page: upload topics, documents and runs, and watch each import's job.
+
+Uploads go through `services.imports.start_import` (the API's service too), which keeps the files and queues a
+Job; the page shows the job's live progress by polling the reusable `_job_status.html` partial.
+"""
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import path, reverse
+from django.views.decorators.http import require_POST
+
+from assessments import access, selectors
+from assessments.services import imports
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """One or more files under one name (Django's documented pattern for `<input type=file multiple>`)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None) -> list:
+        files = data if isinstance(data, (list, tuple)) else [data]
+        return [super(MultipleFileField, self).clean(file, initial) for file in files]
+
+
+class TopicsForm(forms.Form):
+    kind = "import_topics"
+    file = forms.FileField(label="Topics file", help_text="Touché topics XML (any year's shape)")
+
+    def uploads(self) -> list:
+        return [self.cleaned_data["file"]]
+
+    def options(self) -> dict:
+        return {}
+
+
+class DocumentsForm(forms.Form):
+    kind = "import_documents"
+    files = MultipleFileField(label="Collection files", help_text="args.me JSON, passage JSONL or generic JSONL; .gz too")
+    format = forms.ChoiceField(choices=[(f, f) for f in imports.DOCUMENT_FORMATS], initial="auto")
+    only_pooled = forms.BooleanField(required=False, label="Only documents a pool needs")
+
+    def uploads(self) -> list:
+        return self.cleaned_data["files"]
+
+    def options(self) -> dict:
+        return {"format": self.cleaned_data["format"], "only_pooled": self.cleaned_data["only_pooled"]}
+
+
+class RunsForm(forms.Form):
+    kind = "import_runs"
+    files = MultipleFileField(label="Run files", help_text="TREC runs; a tag uploaded again replaces its run")
+    team = forms.CharField(required=False, max_length=200, help_text="default: TEAM from files named TEAM-TAG.txt")
+
+    def uploads(self) -> list:
+        return self.cleaned_data["files"]
+
+    def options(self) -> dict:
+        return {"team": self.cleaned_data["team"]}
+
+
+FORMS = {"topics": TopicsForm, "documents": DocumentsForm, "runs": RunsForm}
+
+
+@login_required
+def imports_page(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = access.get_campaign_for_organiser(request.user, slug)
+    return render(request, "assessments/imports.html", {
+        "campaign": campaign,
+        "forms": {what: form_class(prefix=what) for what, form_class in FORMS.items()},
+        "topics": campaign.topics.order_by("position", "number"),
+        "runs": campaign.runs.select_related("uploaded_by").order_by("tag"),
+        "documents": selectors.document_counts(campaign),
+        "jobs": selectors.recent_jobs(campaign, kinds=imports.IMPORT_KINDS),
+    })
+
+
+@require_POST
+@login_required
+def upload(request: HttpRequest, slug: str, what: str) -> HttpResponse:
+    campaign = access.get_campaign_for_organiser(request.user, slug)
+    if what not in FORMS:
+        raise Http404("No such import")
+    form = FORMS[what](request.POST, request.FILES, prefix=what)
+    if form.is_valid():
+        try:
+            job = imports.start_import(
+                kind=form.kind, campaign=campaign, uploads=form.uploads(), options=form.options(), created_by=request.user
+            )
+        except imports.ImportProblem as exc:
+            form.add_error(None, str(exc))
+        else:
+            if request.htmx:
+                return render(request, "assessments/_job_status.html", {"campaign": campaign, "job": job})
+            messages.success(request, f"Import of {what} started.")
+            return redirect(f"{reverse('assessments:imports', args=[slug])}#job-{job.pk}")
+    problems = "; ".join(str(e) for errors in form.errors.values() for e in errors)
+    if request.htmx:
+        # htmx swaps only 2xx answers; the refusal is shown where the job would have appeared.
+        return render(request, "assessments/_job_status.html", {"campaign": campaign, "refused": problems})
+    messages.error(request, f"The {what} were not imported: {problems}")
+    return redirect("assessments:imports", slug)
+
+
+@login_required
+def job_status(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    """One job's progress, polled every second by the page while it runs (the partial stops the polling)."""
+    campaign = access.get_campaign_for_organiser(request.user, slug)
+    job = access.get_job_for_organiser(request.user, job_id, campaign=campaign)
+    return render(request, "assessments/_job_status.html", {"campaign": campaign, "job": job})
+
+
+urlpatterns = [
+    path("<slug:slug>/import/", imports_page, name="imports"),
+    path("<slug:slug>/import/<str:what>/", upload, name="import_upload"),
+    path("<slug:slug>/jobs/<int:job_id>/", job_status, name="job"),
+]

@@ -1,0 +1,140 @@
+"""How fast run files go in: 84 runs × 50 topics × 1,000 lines (4.2 M lines, Touché's largest scale) through
+`services.imports.import_runs`, the path the upload job and `manage.py import_runs` take.
+
+Creates (and drops first) the database `touchstone_bench`, migrates it, writes the run files into a temporary
+folder, then imports them all in one call (all or nothing, as the command does) and prints lines per second,
+the split between reading/checking and storing, and the peak memory of the process (ru_maxrss).
+
+    cd /work/main && .venv/bin/python bench/import_runs.py [--runs 84] [--topics 50] [--lines 1000] [--twice]
+
+The files look like real submissions: TAB-separated, ranks from 0 in a third of the runs, tied scores every
+few lines, and some runs whose scores disagree with their ranks. `--twice` imports them again, which replaces
+every run (the re-upload path). The goal is ≥ 300,000 lines/s end to end and a peak under 300 MB.
+"""
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg2
+
+BENCH_DB = "touchstone_bench"
+SERVER = os.environ.get("BENCH_SERVER_URL", "postgres://postgres@127.0.0.1:5432")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ["DATABASE_URL"] = f"{SERVER}/{BENCH_DB}"
+os.environ.setdefault("SECRET_KEY", "bench-only")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "touchstone.settings")
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+
+
+def recreate_database() -> None:
+    conn = psycopg2.connect(f"{SERVER}/postgres")
+    conn.autocommit = True
+    with conn.cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")  # ours alone: ends a killed run's session
+        cursor.execute(f"CREATE DATABASE {BENCH_DB}")
+    conn.close()
+
+
+def write_runs(folder: Path, *, runs: int, topics: int, lines: int) -> list[Path]:
+    paths = []
+    for r in range(runs):
+        tag = f"run{r:02d}"
+        first_rank = 0 if r % 3 == 0 else 1
+        path = folder / f"team{r // 4:02d}-{tag}.txt"
+        with open(path, "w") as out:
+            for t in range(1, topics + 1):
+                block = []
+                for i in range(lines):
+                    # Every 7th score ties with the one before; runs r % 5 == 4 score against their ranks.
+                    score = 50.0 - (i - i % 7 // 6) * 0.01 if r % 5 != 4 else ((i * 7919 + t) % 1000) / 10
+                    doc = f"clueweb12-{(i * 104729 + t * 7 + r) % 10000:04d}wb-{t:02d}-{i:05d}___{(i + r) % 9}"
+                    block.append(f"{t}\tQ0\t{doc}\t{i + first_rank}\t{score:.4f}\t{tag}\n")
+                out.write("".join(block))
+        paths.append(path)
+    return paths
+
+
+class StatementTimes:
+    """Adds up the time of the slow SQL statements around the COPY (index rebuilds, deletes), by their first words."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def __call__(self, execute, sql, params, many, context):
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            key = " ".join(sql.split()[:2]).upper()
+            self.seconds[key] = self.seconds.get(key, 0.0) + time.perf_counter() - started
+
+
+class Timeline:
+    """A progress receiver that remembers when reading ended (its last report reaches the total)."""
+
+    def __init__(self) -> None:
+        self.read_done = 0.0
+
+    def advance(self, done: int, total: int | None = None) -> None:
+        if total and done >= total:
+            self.read_done = time.perf_counter()
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=84)
+    parser.add_argument("--topics", type=int, default=50)
+    parser.add_argument("--lines", type=int, default=1000)
+    parser.add_argument("--twice", action="store_true", help="import the same files again (replacing every run)")
+    args = parser.parse_args()
+
+    recreate_database()
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from assessments.models import RunEntry, Topic
+    from assessments.services import imports
+    from assessments.services.campaigns import create_campaign
+
+    call_command("migrate", verbosity=0)
+    campaign = create_campaign(slug="bench", name="Bench", preset="touche-2021-task2")
+    Topic.objects.bulk_create([Topic(campaign=campaign, number=str(t), title=f"Topic {t}", position=t) for t in range(1, args.topics + 1)])
+
+    with tempfile.TemporaryDirectory() as folder:
+        started = time.perf_counter()
+        paths = write_runs(Path(folder), runs=args.runs, topics=args.topics, lines=args.lines)
+        size = sum(p.stat().st_size for p in paths)
+        print(f"wrote {len(paths)} run files, {size / 2**20:.0f} MiB, in {time.perf_counter() - started:.1f} s; peak so far {peak_mb():.0f} MB")
+        for attempt in range(2 if args.twice else 1):
+            timeline, statements = Timeline(), StatementTimes()
+            started, cpu = time.perf_counter(), time.process_time()
+            with connection.execute_wrapper(statements):
+                summary = imports.import_runs(campaign=campaign, paths=paths, progress=timeline)
+            elapsed = time.perf_counter() - started
+            lines = summary.counts["lines"]
+            assert RunEntry.objects.filter(run__campaign=campaign).count() == lines
+            reading, storing = timeline.read_done - started, started + elapsed - timeline.read_done
+            print(summary.text)
+            print(
+                f"{'re-import' if attempt else 'import'}: {lines:,} lines in {elapsed:.1f} s = {lines / elapsed:,.0f} lines/s "
+                f"(read and check {reading:.1f} s = {lines / reading:,.0f} lines/s; store {storing:.1f} s); "
+                f"peak memory {peak_mb():.0f} MB; this process used {time.process_time() - cpu:.1f} s of CPU"
+            )
+            slow = {key: seconds for key, seconds in statements.seconds.items() if seconds >= 0.5}
+            print(f"  slowest statements besides COPY (s): {', '.join(f'{k} {v:.1f}' for k, v in sorted(slow.items(), key=lambda kv: -kv[1]))}")
+
+
+if __name__ == "__main__":
+    main()

@@ -20,7 +20,7 @@ from assessments.models import Run, Topic
 from assessments.services import imports
 
 from .permissions import IsOrganiser
-from .pools import JobSerializer
+from .serializers import JobSerializer
 
 
 class TopicSerializer(serializers.ModelSerializer):

@@ -16,11 +16,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from assessments import access
-from assessments.models import Job
 from assessments.services import pooling
 from assessments.views.pooling import export_response
 
 from .permissions import IsOrganiser
+from .serializers import JobSerializer
 
 
 class PoolSpecSerializer(serializers.Serializer):
@@ -38,16 +38,6 @@ class PoolSpecSerializer(serializers.Serializer):
             return {"spec": pooling.PoolSpec.from_params(data)}
         except pooling.PoolingError as exc:
             raise serializers.ValidationError(str(exc)) from None
-
-
-class JobSerializer(serializers.ModelSerializer):
-    percent = serializers.IntegerField(read_only=True)
-
-    class Meta:
-        model = Job
-        fields = ["id", "kind", "status", "params", "done", "total", "percent", "message", "errors", "warnings", "result",
-                  "created_at", "started_at", "finished_at"]
-        read_only_fields = fields
 
 
 def _bad_request(exc: Exception) -> Response:

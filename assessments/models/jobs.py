@@ -35,5 +35,10 @@ class Job(models.Model):
         return f"{self.kind} #{self.pk} ({self.status})"
 
     @property
+    def title(self) -> str:
+        """"import_runs" → "Import runs", for pages that list jobs of every kind."""
+        return self.kind.replace("_", " ").capitalize()
+
+    @property
     def percent(self) -> int:
         return min(100, int(100 * self.done / self.total)) if self.total else (100 if self.status == self.Status.SUCCEEDED else 0)

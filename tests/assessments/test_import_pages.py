@@ -111,7 +111,7 @@ def test_a_refused_upload_shows_file_line_and_reason_and_stores_nothing(client, 
     assert (job.status, job.errors) == ("failed", ["bad.txt:1: score 'x' is not a number"])
     assert not Run.objects.exists()
     block = client.get(reverse("assessments:job", args=[campaign.slug, job.pk])).content.decode()
-    assert "bad.txt:1: score &#x27;x&#x27; is not a number" in block and "Nothing from this upload was stored." in block
+    assert "bad.txt:1: score &#x27;x&#x27; is not a number" in block and "Nothing of this job was stored" in block
 
 
 def test_an_invalid_form_is_refused_before_any_job(client, organiser, campaign):

@@ -399,9 +399,13 @@ def mark_training(*, campaign: Campaign, topics: Sequence[Topic], is_training: b
         raise AssignmentError(
             f"topic {held[0]} is assigned to {held[1]} for the {other} phase: withdraw that assignment first"
         )
-    return Topic.objects.filter(pk__in=[t.pk for t in topics], campaign=campaign).exclude(
+    changed = Topic.objects.filter(pk__in=[t.pk for t in topics], campaign=campaign).exclude(
         is_training=is_training
     ).update(is_training=is_training)
+    for topic in topics:  # so the caller can assign the same objects next without reloading them
+        if topic.campaign_id == campaign.pk:
+            topic.is_training = is_training
+    return changed
 
 
 @transaction.atomic

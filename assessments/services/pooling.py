@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 from django.db import connection, transaction
-from django.db.models import Q, Subquery
+from django.db.models import Max, Q, Subquery
 from django.db.models.functions import Coalesce
 from lxml import etree
 from lxml import html as lxml_html
@@ -277,7 +277,10 @@ class _Offset:
 @contextmanager
 def _build_lock(campaign: Campaign) -> Iterator[None]:
     """A session-level advisory lock, held across the read, store and grouping steps of one build (a transaction
-    cannot be: progress is reported between them)."""
+    cannot be: progress is reported between them). SQLite (the demo) serialises writers itself: no lock there."""
+    if connection.vendor != "postgresql":
+        yield
+        return
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [_POOL_LOCK, campaign.pk])
         if not cursor.fetchone()[0]:
@@ -396,12 +399,18 @@ def _top_entries(
         # Naming the topics too lets both (run, topic, position) indexes answer the whole condition.
         cursor.execute(
             f"""SELECT topic_id, run_id, doc_id, rank, score FROM {_RUNENTRY}
-                WHERE run_id = ANY(%s) AND topic_id = ANY(%s) AND ({condition})""",
-            [list(runs), [t.pk for t in topics], *[depth] * len(orders)],
+                WHERE run_id IN {_placeholders(runs)} AND topic_id IN {_placeholders(topics)} AND ({condition})""",
+            [*runs, *[t.pk for t in topics], *[depth] * len(orders)],
         )
         for topic_id, run_id, doc, rank, score in cursor.fetchall():
             by_topic[topic_id][runs[run_id]].append((doc, rank, score))
     return by_topic
+
+
+def _placeholders(values) -> str:
+    """`(%s, …)` for a list of ids, the spelling both PostgreSQL and SQLite accept (`(NULL)` matches nothing when
+    the list is empty, where `()` would be a syntax error)."""
+    return f"({', '.join(['%s'] * len(values)) or 'NULL'})"
 
 
 def _all_entries(topic: Topic, runs: dict[int, str]) -> dict[str, list]:
@@ -470,7 +479,18 @@ def _store(
         for doc, sources in docs.items()
         for source in sources
     )
-    collection_id = campaign.collection_id
+    if connection.vendor == "postgresql":
+        stubs = _write_copied(campaign.collection_id, spec.tag, new_rows, source_rows)
+    else:
+        stubs = _write_orm(campaign.collection_id, spec.tag, new_rows, source_rows)
+    missing = _missing_per_topic(campaign)
+    counts = [TopicCount(**{**asdict(c), "missing": missing.get(c.number, 0)}) for c in counts]
+    return counts, stubs
+
+
+def _write_copied(collection_id: int, tag: str, new_rows: list[tuple], source_rows: Iterable[tuple]) -> int:
+    """Store stubs, entries and sources on PostgreSQL: COPY into temporary tables, one INSERT … SELECT per table.
+    Returns the number of stubs created."""
     with connection.cursor() as cursor:
         _copy_into_temp(cursor, "pool_plan", "topic_id bigint, doc_id text, run_id bigint, ord text, position integer", source_rows)
         _copy_into_temp(cursor, "pool_new", "topic_id bigint, doc_id text, ord integer", new_rows)
@@ -489,7 +509,7 @@ def _store(
             f"""INSERT INTO {_POOLENTRY} (topic_id, document_id, "order", duplicate_of_id, strategy, added_at)
                 SELECT n.topic_id, d.id, n.ord, NULL, %s, now()
                 FROM pool_new n JOIN {_DOCUMENT} d ON d.collection_id = %s AND d.doc_id = n.doc_id""",
-            [spec.tag, collection_id],
+            [tag, collection_id],
         )
         cursor.execute(
             f"""INSERT INTO {_POOLSOURCE} (entry_id, run_id, "order", position)
@@ -501,9 +521,49 @@ def _store(
             [collection_id],
         )
         cursor.execute("DROP TABLE pool_plan, pool_new")
-    missing = _missing_per_topic(campaign)
-    counts = [TopicCount(**{**asdict(c), "missing": missing.get(c.number, 0)}) for c in counts]
-    return counts, stubs
+    return stubs
+
+
+def _write_orm(collection_id: int, tag: str, new_rows: list[tuple], source_rows: Iterable[tuple]) -> int:
+    """The same writes through the ORM, for SQLite (the demo), where there is no COPY. Returns the stubs created."""
+    plan = list(source_rows)
+    stored = Document.objects.filter(collection_id=collection_id)
+    before = stored.count()
+    Document.objects.bulk_create(
+        [Document(collection_id=collection_id, doc_id=doc, has_text=False) for doc in dict.fromkeys(row[1] for row in plan)],
+        batch_size=_BATCH,
+        ignore_conflicts=True,
+    )
+    stubs = stored.count() - before
+    documents = _document_ids(collection_id, {row[1] for row in plan})
+    PoolEntry.objects.bulk_create(
+        [PoolEntry(topic_id=topic_id, document_id=documents[doc], order=order, strategy=tag) for topic_id, doc, order in new_rows],
+        batch_size=_BATCH,
+    )
+    rows = PoolEntry.objects.filter(topic_id__in={row[0] for row in plan}).values_list("topic_id", "document_id", "id")
+    entries = {(topic_id, document_id): pk for topic_id, document_id, pk in rows}
+    PoolSource.objects.bulk_create(
+        [
+            PoolSource(entry_id=entries[(topic_id, documents[doc])], run_id=run_id, order=order, position=position)
+            for topic_id, doc, run_id, order, position in plan
+        ],
+        batch_size=_BATCH,
+        ignore_conflicts=True,
+    )
+    return stubs
+
+
+_BATCH = 500  # rows per INSERT in the ORM paths: below SQLite's limit on bound parameters
+
+
+def _document_ids(collection_id: int, doc_ids: set[str]) -> dict[str, int]:
+    """doc id -> Document id, read in batches (SQLite bounds the parameters of one query)."""
+    wanted = sorted(doc_ids)
+    found: dict[str, int] = {}
+    for start in range(0, len(wanted), _BATCH):
+        rows = Document.objects.filter(collection_id=collection_id, doc_id__in=wanted[start : start + _BATCH])
+        found.update(rows.values_list("doc_id", "id"))
+    return found
 
 
 def _ensure_seeds(topics: list[Topic]) -> None:
@@ -613,15 +673,29 @@ def group_duplicates(*, campaign: Campaign, progress: Progress | None = None) ->
     ]
     with transaction.atomic():
         if changes:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    f"""UPDATE {_POOLENTRY} e SET duplicate_of_id = v.canonical
-                        FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, canonical) WHERE e.id = v.id""",
-                    [[c[0] for c in changes], [c[1] for c in changes]],
-                )
+            _set_canonicals(changes)
         copied = _copy_labels_to_new_twins(campaign, [entry_id for entry_id, canonical in changes if canonical])
     twins = sum(1 for canonical in wanted.values() if canonical)
     return DuplicateSummary(groups=len(wanted) - twins, twins=twins, labels_copied=copied)
+
+
+def _set_canonicals(changes: list[tuple[int, int | None]]) -> None:
+    """Set `duplicate_of` of each (entry id, canonical id): one UPDATE from arrays on PostgreSQL, one per
+    canonical elsewhere (SQLite has no arrays; the demo's groups are few)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""UPDATE {_POOLENTRY} e SET duplicate_of_id = v.canonical
+                    FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, canonical) WHERE e.id = v.id""",
+                [[c[0] for c in changes], [c[1] for c in changes]],
+            )
+        return
+    by_canonical: dict[int | None, list[int]] = defaultdict(list)
+    for entry_id, canonical in changes:
+        by_canonical[canonical].append(entry_id)
+    for canonical, entry_ids in by_canonical.items():
+        for start in range(0, len(entry_ids), _BATCH):
+            PoolEntry.objects.filter(pk__in=entry_ids[start : start + _BATCH]).update(duplicate_of_id=canonical)
 
 
 @dataclass(frozen=True)
@@ -848,28 +922,38 @@ def _fillable(campaign: Campaign, runs: dict[int, str], topics: list[Topic], roo
     wanted = [t.pk for t in topics if room[t.pk] > 0]
     if not wanted:
         return {t.pk: 0 for t in topics}
+    longest = _longest_runs(wanted, list(runs))
+    short = [t for t in wanted if longest.get(t, 0) - current[t] < room[t]]
+    unpooled: dict[int, int] = {}
+    if short:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""SELECT r.topic_id, COUNT(DISTINCT r.doc_id) FROM {_RUNENTRY} r
+                    WHERE r.topic_id IN {_placeholders(short)} AND r.run_id IN {_placeholders(runs)} AND NOT EXISTS (
+                        SELECT 1 FROM {_POOLENTRY} e JOIN {_DOCUMENT} d ON d.id = e.document_id
+                        WHERE e.topic_id = r.topic_id AND d.doc_id = r.doc_id)
+                    GROUP BY r.topic_id""",
+                [*short, *runs],
+            )
+            unpooled = dict(cursor.fetchall())
+    return {t.pk: min(room[t.pk], unpooled.get(t.pk, 0)) if t.pk in short else room[t.pk] for t in topics}
+
+
+def _longest_runs(topic_ids: list[int], run_ids: list[int]) -> dict[int, int]:
+    """topic id -> the most lines any of the runs has for it. On PostgreSQL one index probe per (run, topic) (the
+    last score_position); SQLite (the demo) aggregates the lines instead."""
+    if connection.vendor != "postgresql":
+        rows = RunEntry.objects.filter(topic_id__in=topic_ids, run_id__in=run_ids).values("topic_id")
+        return dict(rows.annotate(longest=Max("score_position")).values_list("topic_id", "longest"))
     with connection.cursor() as cursor:
         cursor.execute(
             f"""SELECT t.id, MAX(last.position) FROM unnest(%s::bigint[]) AS t(id) CROSS JOIN unnest(%s::bigint[]) AS r(id)
                 CROSS JOIN LATERAL (SELECT score_position AS position FROM {_RUNENTRY} e
                                     WHERE e.run_id = r.id AND e.topic_id = t.id ORDER BY score_position DESC LIMIT 1) last
                 GROUP BY t.id""",
-            [wanted, list(runs)],
+            [topic_ids, run_ids],
         )
-        longest = dict(cursor.fetchall())
-        short = [t for t in wanted if longest.get(t, 0) - current[t] < room[t]]
-        unpooled: dict[int, int] = {}
-        if short:
-            cursor.execute(
-                f"""SELECT r.topic_id, COUNT(DISTINCT r.doc_id) FROM {_RUNENTRY} r
-                    WHERE r.topic_id = ANY(%s) AND r.run_id = ANY(%s) AND NOT EXISTS (
-                        SELECT 1 FROM {_POOLENTRY} e JOIN {_DOCUMENT} d ON d.id = e.document_id
-                        WHERE e.topic_id = r.topic_id AND d.doc_id = r.doc_id)
-                    GROUP BY r.topic_id""",
-                [short, list(runs)],
-            )
-            unpooled = dict(cursor.fetchall())
-    return {t.pk: min(room[t.pk], unpooled.get(t.pk, 0)) if t.pk in short else room[t.pk] for t in topics}
+        return dict(cursor.fetchall())
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -942,7 +1026,7 @@ def pool_statistics(*, campaign: Campaign, missing_limit: int = 200) -> PoolStat
         topic_rows = cursor.fetchall()
         cursor.execute(f"SELECT id, tag FROM {_RUN} WHERE campaign_id = %s ORDER BY tag", [campaign.pk])
         tags = dict(cursor.fetchall())
-        cursor.execute(f"SELECT entry_id, run_id FROM {_POOLSOURCE} WHERE run_id = ANY(%s)", [list(tags)])
+        cursor.execute(f"SELECT entry_id, run_id FROM {_POOLSOURCE} WHERE run_id IN {_placeholders(tags)}", [*tags])
         members = _run_members(cursor.fetchall(), list(tags))
     missing_total, missing = missing_documents(campaign=campaign, limit=missing_limit)
 

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from accounts.models import Role, User
-from assessments.models import Campaign, Phase
+from assessments.models import Campaign, Phase, PoolEntry
 from assessments.services import assignments, campaigns, imports, pooling
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
@@ -61,7 +61,7 @@ class Command(BaseCommand):
             if campaign.phase == Phase.SETUP:
                 campaigns.advance_phase(campaign=campaign, to=Phase.TRAINING)
 
-        pool_size = sum(t.pool_entries.count() for t in campaign.topics.all())
+        pool_size = PoolEntry.objects.filter(topic__campaign=campaign).count()
         self.stdout.write(self.style.SUCCESS(f"demo campaign '{SLUG}': {campaign.topics.count()} topics, {pool_size} documents to judge"))
         self.stdout.write("Log in at http://127.0.0.1:8000/ with:")
         for name, role, password in PEOPLE:

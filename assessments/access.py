@@ -51,10 +51,10 @@ def get_entry_for_assignment(assignment: Assignment, entry_id: int) -> PoolEntry
     )
     if assignment.scope == Assignment.Scope.OVERLAP:
         entries = entries.filter(pk__in=AssignmentItem.objects.filter(assignment=assignment).values("entry_id"))
-    entry = entries.first()
-    if entry is None:
-        raise Http404("No such document in this assignment")
-    return entry
+    try:
+        return entries.get()  # get(), not first(): first() would order by Meta.ordering, joining topic and campaign
+    except PoolEntry.DoesNotExist:
+        raise Http404("No such document in this assignment") from None
 
 
 def get_campaign_for_admin(user: User, slug: str) -> Campaign:

@@ -1,0 +1,51 @@
+"""The judge page's keyboard: label keys from the campaign's scheme, plus the page's commands.
+
+Label keys come from `Campaign.label_scheme` (presets use 0 1 2 x, q w e, f s n o p c r). The
+command keys below avoid those; a custom scheme may still claim one, and then the label wins and
+the command keeps only its other keys (every command has an arrow or symbol key as well, or is
+rarely needed), so a key never does two things.
+"""
+
+from dataclasses import dataclass
+
+from assessments.labels import DIMENSIONS, LabelScheme
+
+
+@dataclass(frozen=True)
+class Command:
+    action: str  # the name judge.js dispatches on
+    keys: tuple[str, ...]  # KeyboardEvent.key values
+    description: str
+
+
+COMMANDS = (
+    Command("next", ("j", "ArrowRight"), "Next document"),
+    Command("previous", ("k", "ArrowLeft"), "Previous document"),
+    Command("next-unjudged", ("u",), "Next unjudged document"),
+    Command("jump", ("l",), "Jump list (go to a position, filter to unjudged)"),
+    Command("unjudged-only", ("v",), "Only unjudged documents when moving"),
+    Command("highlight", ("h",), "Highlight topic terms and objects on/off"),
+    Command("plain", ("t",), "Plain text / formatted document"),
+    Command("flag", ("m",), "Flag: unsure / needs discussion"),
+    Command("note", ("i",), "Write a note (Esc to leave the note)"),
+    Command("guidelines", ("g",), "Guidelines"),
+    Command("help", ("?",), "This list of keys"),
+    Command("scroll-down", ("ArrowDown", " "), "Scroll the document down (Space: a page)"),
+    Command("scroll-up", ("ArrowUp",), "Scroll the document up (Shift+Space: a page)"),
+)
+
+
+def keymap(scheme: LabelScheme) -> dict:
+    """Label and command keys for judge.js and the `?` overlay; label keys win any clash."""
+    labels = [
+        {"key": value.key, "dimension": dimension, "value": value.value, "name": value.name}
+        for dimension in DIMENSIONS
+        for value in getattr(scheme, dimension)
+    ]
+    taken = {label["key"].lower() for label in labels}
+    commands = []
+    for command in COMMANDS:
+        keys = [key for key in command.keys if key.lower() not in taken]
+        if keys:
+            commands.append({"action": command.action, "keys": keys, "description": command.description})
+    return {"labels": labels, "commands": commands}

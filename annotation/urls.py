@@ -1,0 +1,11 @@
+from django.urls import path
+
+from . import views
+
+app_name = "annotation"
+
+urlpatterns = [
+    path("", views.my_work, name="my_work"),
+    path("<int:assignment_id>/", views.resume, name="resume"),
+    path("<int:assignment_id>/<int:position>/", views.judge, name="judge"),
+]

@@ -1,0 +1,107 @@
+"""The assessor's workspace: their list of work, and the judge page (one document at a time).
+
+Labels are saved by the page's script through the assessor API (annotation.api), so these views
+only read. Every id in a URL is resolved through assessments.access (404 unless it is the
+viewer's own active assignment).
+"""
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from assessments import access, selectors
+from assessments.models import Document, Phase
+
+from .keymap import keymap
+from .rendering import document_html, safe_link, topic_terms
+
+# Second wall behind sanitising (annotation.rendering): no inline or foreign script, style, image,
+# frame or connection on the page that shows untrusted documents.
+JUDGE_PAGE_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'self'; object-src 'none'"
+)
+
+
+@login_required
+def my_work(request: HttpRequest) -> HttpResponse:
+    return render(request, "annotation/my_work.html", {"assignments": selectors.work_for_assessor(request.user)})
+
+
+@login_required
+def resume(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """Continue where the assessor stopped (see assessments.selectors.resume_position)."""
+    assignment = access.get_assignment_for_assessor(request.user, assignment_id)
+    position = selectors.resume_position(assignment)
+    if not position:
+        raise Http404("This topic has no documents to judge yet")
+    return redirect("annotation:judge", assignment.pk, position)
+
+
+@login_required
+def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpResponse:
+    assignment = access.get_assignment_for_assessor(request.user, assignment_id)
+    here = selectors.queue_position(assignment, position)
+    if here is None:
+        raise Http404("No document at this position")
+    document = Document.objects.get(pk=here.document_id)
+    topic, campaign = assignment.topic, assignment.topic.campaign
+    scheme = campaign.label_scheme
+    payload = {
+        "user": request.user.pk,
+        "assignment": assignment.pk,
+        "entry": here.entry_id,
+        "position": position,
+        "total": here.total,
+        # Judged elsewhere in the queue, so the page can count this document in or out live.
+        "judgedElsewhere": here.judged - here.is_judged,
+        "followingUnjudged": here.following_unjudged,
+        "precedingUnjudged": here.preceding_unjudged,
+        "nextUnjudged": here.next_unjudged,
+        "pageBase": reverse("annotation:resume", args=[assignment.pk]),
+        "saveUrl": reverse("work-judgment", args=[assignment.pk, here.entry_id]),
+        "queueUrl": reverse("work-queue", args=[assignment.pk]),
+        "csrf": get_token(request),
+        "closed": campaign.phase == Phase.CLOSED,
+        "askDetailsOnlyIfRelevant": campaign.ask_details_only_if_relevant,
+        "judgment": here.labels,
+        "keys": keymap(scheme),
+        "terms": topic_terms(
+            title=topic.title, compared_objects=topic.compared_objects, cause=topic.cause, effect=topic.effect
+        ),
+    }
+    context = {
+        "assignment": assignment,
+        "topic": topic,
+        "campaign": campaign,
+        "document": document,
+        "document_url": safe_link(document.url),
+        "body_html": document_html(document.body, is_html=document.is_html) if document.has_text else "",
+        "here": here,
+        "controls": _controls(scheme, topic.compared_objects),
+        "commands": payload["keys"]["commands"],
+        "payload": payload,
+    }
+    response = render(request, "annotation/judge.html", context)
+    response["Content-Security-Policy"] = JUDGE_PAGE_CSP
+    return response
+
+
+def _controls(scheme, compared_objects: list[str]) -> list[dict]:
+    """The label buttons per dimension. Comparative stances name the topic's objects, so the
+    assessor reads "Pro cats" rather than having to remember which object was first."""
+    objects = dict(zip(("FIRST", "SECOND"), compared_objects, strict=False))
+    groups = []
+    for dimension in ("relevance", "quality", "stance"):
+        values = getattr(scheme, dimension)
+        if values:
+            buttons = [
+                {"value": v.value, "name": f"Pro {objects[v.value]}" if v.value in objects else v.name, "key": v.key}
+                for v in values
+            ]
+            # Short names (stances of comparative topics) sit two to a row; long ones need the width.
+            paired = dimension == "stance" and max(len(b["name"]) for b in buttons) <= 16
+            groups.append({"dimension": dimension, "buttons": buttons, "paired": paired})
+    return groups

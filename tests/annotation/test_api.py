@@ -1,0 +1,191 @@
+"""The assessor API: saving is idempotent, keeps history, follows the scheme, and shows only
+the caller's own labels."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from assessments.models import Assignment, AssignmentItem, Campaign, Judgment, JudgmentEvent, PoolSource, Run
+
+pytestmark = pytest.mark.django_db
+
+
+def judgment_url(assignment, entry):
+    return reverse("work-judgment", args=[assignment.pk, entry.pk])
+
+
+def put(client, assignment, entry, **body):
+    return client.put(judgment_url(assignment, entry), body, content_type="application/json")
+
+
+def test_a_label_is_created_then_updated_with_every_change_kept(login, assignment, pool):
+    client = login(assignment.assessor)
+    first = put(client, assignment, pool[0], relevance=1, time_spent_ms=4000)
+    assert first.status_code == 200, first.content
+    assert first.json()["revision"] == 1 and first.json()["source"] == "web"
+    second = put(client, assignment, pool[0], relevance=2, quality=2, stance="FIRST", note="clear winner", time_spent_ms=9000)
+    assert second.json() | {"updated_at": None} == {
+        "relevance": 2, "quality": 2, "stance": "FIRST", "note": "clear winner", "flagged": False,
+        "time_spent_ms": 9000, "revision": 2, "source": "web", "updated_at": None,
+    }
+    history = JudgmentEvent.objects.filter(judgment__document=pool[0].document).order_by("revision")
+    assert list(history.values_list("relevance", "quality", "stance")) == [(1, None, ""), (2, 2, "FIRST")]
+    judgment = Judgment.objects.get()
+    assert (judgment.topic_id, judgment.assessor_id, judgment.phase) == (assignment.topic_id, assignment.assessor_id, "training")
+
+
+def test_sending_the_same_label_again_changes_nothing(login, assignment, pool):
+    client = login(assignment.assessor)
+    for _ in range(3):  # a client retrying after a lost response
+        response = put(client, assignment, pool[1], relevance=0, flagged=True, time_spent_ms=3000)
+        assert response.status_code == 200
+    assert Judgment.objects.get().revision == 1
+    assert JudgmentEvent.objects.count() == 1
+
+
+def test_time_spent_is_a_running_total_the_server_never_lowers(login, assignment, pool):
+    client = login(assignment.assessor)
+    put(client, assignment, pool[0], relevance=1, time_spent_ms=12000)
+    response = put(client, assignment, pool[0], relevance=1, time_spent_ms=5000)  # a stale retry
+    assert response.json()["time_spent_ms"] == 12000
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"relevance": 3}, "relevance 3 is not one of [0, 1, 2]"),
+        ({"relevance": 1, "stance": "PRO"}, "stance 'PRO' is not one of"),
+        ({"relevance": 0, "quality": 1}, "quality and stance are asked only of relevant documents"),
+        ({"relevance": 0, "stance": "NO"}, "quality and stance are asked only of relevant documents"),
+    ],
+)
+def test_labels_the_campaign_does_not_ask_for_are_refused_with_the_reason(login, assignment, pool, body, message):
+    response = put(login(assignment.assessor), assignment, pool[0], **body)
+    assert response.status_code == 400
+    assert message in response.json()["detail"]
+    assert not Judgment.objects.exists()
+
+
+def test_details_of_non_relevant_documents_are_accepted_when_the_campaign_asks_them_always(login, assignment, pool):
+    Campaign.objects.filter(pk=assignment.topic.campaign_id).update(ask_details_only_if_relevant=False)
+    response = put(login(assignment.assessor), assignment, pool[0], relevance=0, quality=1)
+    assert response.status_code == 200 and response.json()["quality"] == 1
+
+
+def test_a_malformed_body_is_refused_field_by_field(login, assignment, pool):
+    response = put(login(assignment.assessor), assignment, pool[0], quality=1, time_spent_ms=-5)
+    assert response.status_code == 400
+    assert set(response.json()) == {"relevance", "time_spent_ms"}
+
+
+def test_a_closed_campaign_takes_no_more_labels(login, assignment, pool):
+    Campaign.objects.filter(pk=assignment.topic.campaign_id).update(phase="closed")
+    response = put(login(assignment.assessor), assignment, pool[0], relevance=1)
+    assert response.status_code == 409 and "closed" in response.json()["detail"]
+    assert not Judgment.objects.exists()
+
+
+def test_a_script_with_a_token_judges_through_the_same_endpoint(assignment, pool):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token " + Token.objects.create(user=assignment.assessor).key)
+    response = client.put(judgment_url(assignment, pool[2]), {"relevance": 2, "quality": 1}, format="json")
+    assert response.status_code == 200 and response.json()["source"] == "api"
+    assert client.get(judgment_url(assignment, pool[2])).json()["relevance"] == 2
+
+
+def test_getting_a_judgment_not_made_yet_is_404(login, assignment, pool):
+    assert login(assignment.assessor).get(judgment_url(assignment, pool[0])).status_code == 404
+
+
+def test_the_queue_lists_the_pool_in_order_with_only_the_callers_labels(login, assignment, bob_assignment, pool):
+    put(login(bob_assignment.assessor), bob_assignment, pool[0], relevance=2, quality=2, stance="FIRST")
+    client = login(assignment.assessor)
+    put(client, assignment, pool[1], relevance=1)
+    data = client.get(reverse("work-queue", args=[assignment.pk])).json()
+    assert data["count"] == 3
+    assert [(i["position"], i["entry"], i["doc_id"]) for i in data["results"]] == [
+        (n + 1, e.pk, e.document.doc_id) for n, e in enumerate(pool)
+    ]
+    # Training: bob's label on entry 1 is not shown to alice.
+    assert [i["judgment"] and i["judgment"]["relevance"] for i in data["results"]] == [None, 1, None]
+    unjudged = client.get(reverse("work-queue", args=[assignment.pk]), {"unjudged": "1"}).json()
+    assert [i["position"] for i in unjudged["results"]] == [1, 3]
+
+
+def test_work_lists_progress_and_where_to_resume(login, assignment, pool):
+    client = login(assignment.assessor)
+    put(client, assignment, pool[0], relevance=1)
+    [work] = client.get(reverse("work-list")).json()
+    assert (work["id"], work["pool_size"], work["judged"], work["topic"]["number"]) == (assignment.pk, 3, 1, "1")
+    detail = client.get(reverse("work-detail", args=[assignment.pk])).json()
+    assert detail["resume_position"] == 2
+    assert detail["campaign"]["scheme"]["relevance"][2] == {"value": 2, "name": "Highly relevant", "key": "2"}
+
+
+def test_an_item_is_the_sanitised_document_with_the_callers_label(login, assignment, pool):
+    document = pool[0].document
+    document.body, document.is_html = '<p onclick="x()">Cats<script>alert(1)</script></p>', True
+    document.save()
+    item = login(assignment.assessor).get(reverse("work-item", args=[assignment.pk, pool[0].pk])).json()
+    assert item["document"]["body_html"] == "<p>Cats</p>"
+    assert item["judgment"] is None and item["entry"] == pool[0].pk
+
+
+def test_no_response_names_runs_ranks_or_scores(login, assignment, pool, campaign):
+    run = Run.objects.create(campaign=campaign, tag="secret-team-bm25")
+    PoolSource.objects.create(entry=pool[0], run=run, order="rank", position=1)
+    client = login(assignment.assessor)
+    put(client, assignment, pool[0], relevance=1)
+    for url in (
+        reverse("work-list"), reverse("work-detail", args=[assignment.pk]), reverse("work-queue", args=[assignment.pk]),
+        reverse("work-item", args=[assignment.pk, pool[0].pk]), judgment_url(assignment, pool[0]),
+    ):
+        body = client.get(url).content.decode()
+        for leak in ("secret-team-bm25", '"rank', '"score', '"run', '"strategy'):
+            assert leak not in body, (url, leak)
+
+
+def test_an_overlap_assignment_reaches_only_its_slice(login, bob, training_topic, pool):
+    Assignment.objects.filter(assessor=bob).delete()
+    overlap = Assignment.objects.create(topic=training_topic, assessor=bob, phase="main", scope="overlap")
+    AssignmentItem.objects.create(assignment=overlap, entry=pool[1])
+    client = login(bob)
+    queue = client.get(reverse("work-queue", args=[overlap.pk])).json()
+    assert [i["entry"] for i in queue["results"]] == [pool[1].pk]
+    assert put(client, overlap, pool[1], relevance=1).status_code == 200
+    assert put(client, overlap, pool[0], relevance=1).status_code == 404
+    assert client.get(reverse("work-item", args=[overlap.pk, pool[2].pk])).status_code == 404
+    [work] = client.get(reverse("work-list")).json()
+    assert (work["pool_size"], work["judged"]) == (1, 1)
+
+
+def test_saving_costs_the_same_queries_whatever_the_pool_size(login, assignment, pool, grow_pool, django_assert_max_num_queries):
+    client = login(assignment.assessor)
+    put(client, assignment, pool[0], relevance=1)  # warm the session
+    counts = []
+    for extra in (0, 40):
+        grow_pool(extra)
+        with CaptureQueriesContext(connection) as captured:
+            assert put(client, assignment, pool[0], relevance=2 if extra else 0).status_code == 200
+        counts.append(len(captured))
+    assert counts[0] == counts[1]
+    with django_assert_max_num_queries(14):
+        put(client, assignment, pool[1], relevance=1)
+
+
+@pytest.mark.parametrize("propagate", [True, False])
+def test_a_label_reaches_the_documents_twins_when_the_campaign_propagates(login, assignment, pool, propagate):
+    Campaign.objects.filter(pk=assignment.topic.campaign_id).update(propagate_to_duplicates=propagate)
+    pool[2].duplicate_of = pool[0]
+    pool[2].save()
+    response = put(login(assignment.assessor), assignment, pool[0], relevance=2, quality=1, stance="SECOND")
+    assert response.status_code == 200
+    twin = Judgment.objects.filter(assessor=assignment.assessor, document=pool[2].document).first()
+    if propagate:
+        assert (twin.relevance, twin.quality, twin.stance, twin.source) == (2, 1, "SECOND", "duplicate")
+    else:
+        assert twin is None
+    assert not Judgment.objects.filter(document=pool[1].document).exists()

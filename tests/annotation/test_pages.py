@@ -1,0 +1,169 @@
+"""My work and the judge page, as the assessor sees them."""
+
+import json
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from assessments.models import Assignment, Campaign
+from assessments.services.judging import Labels, record_judgment
+from tests.factories import AssignmentFactory, PoolEntryFactory, TopicFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def judge(entry, assessor, relevance, **labels):
+    record_judgment(topic=entry.topic, document=entry.document, assessor=assessor,
+                    labels=Labels(relevance=relevance, **labels), phase="training")
+
+
+def payload(response) -> dict:
+    match = re.search(r'<script id="judge-data" type="application/json">(.*?)</script>', response.content.decode(), re.DOTALL)
+    return json.loads(match.group(1))
+
+
+def judge_page(client, assignment, position):
+    return client.get(reverse("annotation:judge", args=[assignment.pk, position]))
+
+
+def test_an_assessor_lands_on_my_work_after_logging_in(client, alice):
+    response = client.post(reverse("accounts:login"), {"username": "alice", "password": "correct horse battery staple"}, follow=True)
+    assert response.redirect_chain[-1][0] == reverse("annotation:my_work")
+    assert "My work" in response.content.decode()
+
+
+def test_my_work_shows_training_first_with_progress_and_a_resume_button(login, assignment, campaign, pool):
+    main_topic = TopicFactory(campaign=campaign, number="7", title="Which is faster, trains or planes?")
+    PoolEntryFactory(topic=main_topic)
+    AssignmentFactory(topic=main_topic, assessor=assignment.assessor, phase="main")
+    judge(pool[0], assignment.assessor, 1)
+    page = login(assignment.assessor).get(reverse("annotation:my_work")).content.decode()
+    assert page.index("Training") < page.index("Main assessment") < page.index("trains or planes")
+    assert re.search(r"1 / 3", page) and re.search(r"0 / 1", page)
+    assert f'href="{reverse("annotation:resume", args=[assignment.pk])}">Resume' in page
+    assert ">Start</a>" in page  # the main topic is not begun yet
+
+
+def test_my_work_counts_only_the_viewers_own_labels(login, assignment, bob_assignment, pool):
+    judge(pool[0], bob_assignment.assessor, 2)
+    judge(pool[1], bob_assignment.assessor, 2)
+    page = login(assignment.assessor).get(reverse("annotation:my_work")).content.decode()
+    assert "0 / 3" in page
+
+
+def test_resume_continues_after_the_last_judged_document(login, assignment, pool):
+    judge(pool[0], assignment.assessor, 1)
+    response = login(assignment.assessor).get(reverse("annotation:resume", args=[assignment.pk]))
+    assert response["Location"] == reverse("annotation:judge", args=[assignment.pk, 2])
+
+
+def test_the_judge_page_shows_the_topic_the_document_and_the_scheme(login, assignment, pool, campaign):
+    Campaign.objects.filter(pk=campaign.pk).update(guidelines="Read the narrative twice.")
+    document = pool[1].document
+    document.title, document.url = "Cats vs dogs, a fair fight", "https://pets.example/cats-vs-dogs"
+    document.save()
+    response = judge_page(login(assignment.assessor), assignment, 2)
+    page = response.content.decode()
+    topic = assignment.topic
+    for text in (topic.title, topic.description, topic.narrative, "cats", "dogs", "Read the narrative twice.",
+                 "Cats vs dogs, a fair fight", "https://pets.example/cats-vs-dogs", document.doc_id,
+                 "Cats are independent; dogs are loyal.", ">2</strong> <span class=\"muted\">of 3<"):
+        assert text in page, text
+    # Stance buttons name the topic's objects; every label comes with its key.
+    assert "<span>Pro cats</span>" in page and "<span>Pro dogs</span>" in page
+    data = payload(response)
+    assert [(label["dimension"], label["key"]) for label in data["keys"]["labels"]][:4] == [
+        ("relevance", "0"), ("relevance", "1"), ("relevance", "2"), ("quality", "q")]
+    assert data["saveUrl"] == reverse("work-judgment", args=[assignment.pk, pool[1].pk])
+    assert data["terms"]["objects"] == ["cats", "dogs"]
+
+
+def test_a_causal_topic_shows_its_cause_and_effect(login, alice, campaign):
+    topic = TopicFactory(campaign=campaign, title="Can eating broccoli lead to constipation?", compared_objects=[],
+                         cause="broccoli", effect="constipation")
+    PoolEntryFactory(topic=topic)
+    assignment = AssignmentFactory(topic=topic, assessor=alice)
+    page = judge_page(login(alice), assignment, 1).content.decode()
+    assert 'title="Cause">broccoli<' in page and 'title="Effect">constipation<' in page
+
+
+def test_a_document_without_text_says_so_and_names_its_id(login, assignment, pool):
+    document = pool[0].document
+    document.has_text, document.body = False, ""
+    document.save()
+    page = judge_page(login(assignment.assessor), assignment, 1).content.decode()
+    assert "Text not loaded" in page and f"<code>{document.doc_id}</code>" in page
+
+
+def test_untrusted_html_and_urls_reach_the_page_inert_under_a_strict_policy(login, assignment, pool):
+    document = pool[0].document
+    document.is_html = True
+    document.body = '<p onmouseover="window.__pwned=1">Dogs</p><script>window.__pwned=1</script><img src=x onerror=alert(1)>'
+    document.title = "<script>alert('title')</script>"
+    document.url = "javascript:alert(1)"
+    document.save()
+    response = judge_page(login(assignment.assessor), assignment, 1)
+    page = response.content.decode()
+    assert "<p>Dogs</p>" in page
+    assert "__pwned" not in page and "onerror" not in page and "<img" not in page
+    assert "<script>alert('title')</script>" not in page and "&lt;script&gt;alert(&#x27;title&#x27;)&lt;/script&gt;" in page
+    assert 'href="javascript:' not in page
+    csp = response["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "img-src 'self' data:" in csp
+
+
+def test_the_page_carries_only_the_viewers_own_labels(login, assignment, bob_assignment, pool):
+    judge(pool[0], bob_assignment.assessor, 2, quality=2, stance="FIRST", note="bob's view")
+    judge(pool[1], assignment.assessor, 1, flagged=True)
+    client = login(assignment.assessor)
+    first = payload(judge_page(client, assignment, 1))
+    assert first["judgment"] is None and "bob's view" not in json.dumps(first)
+    # Bob's label on #1 does not count for alice: only her #2 is judged.
+    assert (first["judgedElsewhere"], first["nextUnjudged"], first["followingUnjudged"]) == (1, 3, 3)
+    second = payload(judge_page(client, assignment, 2))
+    assert (second["judgment"]["relevance"], second["judgment"]["flagged"]) == (1, True)
+    assert (second["judgedElsewhere"], second["precedingUnjudged"], second["followingUnjudged"]) == (0, 1, 3)
+
+
+@pytest.mark.parametrize("position", [0, 4, 99])
+def test_positions_outside_the_queue_are_404(login, assignment, pool, position):
+    assert judge_page(login(assignment.assessor), assignment, position).status_code == 404
+
+
+def test_an_overlap_assignment_pages_through_its_slice_only(login, bob, training_topic, pool):
+    Assignment.objects.filter(assessor=bob).delete()
+    overlap = Assignment.objects.create(topic=training_topic, assessor=bob, phase="main", scope="overlap")
+    overlap.items.create(entry=pool[2])
+    client = login(bob)
+    data = payload(judge_page(client, overlap, 1))
+    assert (data["entry"], data["total"]) == (pool[2].pk, 1)
+    assert judge_page(client, overlap, 2).status_code == 404
+
+
+def test_the_judge_page_costs_the_same_queries_whatever_the_pool_size(login, assignment, pool, grow_pool, django_assert_max_num_queries):
+    client = login(assignment.assessor)
+    judge(pool[0], assignment.assessor, 1)
+    counts = []
+    for extra in (0, 60):
+        for entry in grow_pool(extra)[::2]:
+            judge(entry, assignment.assessor, 0)
+        with CaptureQueriesContext(connection) as captured:
+            assert judge_page(client, assignment, 2).status_code == 200
+        counts.append(len(captured))
+    assert counts[0] == counts[1]
+    with django_assert_max_num_queries(5):
+        judge_page(client, assignment, 3)
+    with django_assert_max_num_queries(3):
+        client.get(reverse("annotation:my_work"))
+
+
+def test_a_closed_campaign_shows_its_labels_read_only(login, assignment, pool, campaign):
+    judge(pool[0], assignment.assessor, 2)
+    Campaign.objects.filter(pk=campaign.pk).update(phase="closed")
+    response = judge_page(login(assignment.assessor), assignment, 1)
+    assert "This campaign is closed" in response.content.decode()
+    data = payload(response)
+    assert data["closed"] is True and data["judgment"]["relevance"] == 2

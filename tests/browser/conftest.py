@@ -1,0 +1,71 @@
+"""Playwright against pytest-django's live_server, driving Debian's Chromium (never `playwright install`).
+
+Playwright's sync API runs an event loop in this thread, which makes Django refuse ORM calls
+from the test body unless DJANGO_ALLOW_ASYNC_UNSAFE is set; the live server itself runs in its
+own thread and is unaffected.
+"""
+
+import os
+
+import pytest
+
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]
+PASSWORD = "correct horse battery staple"  # tests.factories.UserFactory's
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Set before the cast is created: PBKDF2 would cost a second per user and per login."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is not installed")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, live_server, settings):
+    """A fresh browser context (no cookies, empty localStorage) on a 1280×800 window."""
+    # The live server speaks plain HTTP, so cookies must not be Secure-only here.
+    settings.SESSION_COOKIE_SECURE = False
+    settings.CSRF_COOKIE_SECURE = False
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=live_server.url)
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    yield page
+    # Leaving the page sends a last save (the active-time total); stop it from reaching a server
+    # whose database is being flushed for the next test.
+    context.route("**/*", lambda route: route.abort())
+    page.goto("about:blank")
+    context.close()
+
+
+@pytest.fixture
+def log_in(page):
+    """log_in(user): through the real login form, with the keyboard; returns the page."""
+
+    def _log_in(user):
+        page.goto("/accounts/login/")
+        page.keyboard.type(user.username)  # the username field has autofocus
+        page.keyboard.press("Tab")
+        page.keyboard.type(PASSWORD)
+        page.keyboard.press("Enter")
+        page.wait_for_url("**/work/")
+        return page
+
+    return _log_in

@@ -18,7 +18,6 @@ script prints figures and asserts nothing.
 
 import argparse
 import io
-import os
 import statistics
 import sys
 import time
@@ -26,27 +25,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
-import psycopg2
+
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.benchdb import recreate_database, use_database  # noqa: E402
 
 BENCH_DB = "touchstone_bench_agree"
-SERVER = os.environ.get("BENCH_SERVER_URL", "postgres://postgres@127.0.0.1:5432")
-os.environ["DATABASE_URL"] = f"{SERVER}/{BENCH_DB}"
-os.environ.setdefault("SECRET_KEY", "bench-only")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "touchstone.settings")
-os.environ.setdefault("LOG_LEVEL", "WARNING")
+use_database(BENCH_DB)
 REPEATS = 5
 STANCES = ("FIRST", "SECOND", "NEUTRAL", "NO")
 
-
-def recreate_database() -> None:
-    conn = psycopg2.connect(f"{SERVER}/postgres")
-    conn.autocommit = True
-    with conn.cursor() as cursor:
-        cursor.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-        cursor.execute(f"CREATE DATABASE {BENCH_DB}")
-    conn.close()
 
 
 def copy(cursor, table: str, columns: tuple[str, ...], rows) -> None:
@@ -146,7 +134,7 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=100, help="the documents are shared out evenly among them")
     args = parser.parse_args()
 
-    recreate_database()
+    recreate_database(BENCH_DB)
     import django
 
     django.setup()

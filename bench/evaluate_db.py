@@ -12,7 +12,6 @@ The goal is under 5 s for nDCG@5 on both kinds; above 2 s evaluation would have 
 """
 
 import argparse
-import os
 import random
 import sys
 import tempfile
@@ -20,27 +19,15 @@ import time
 import tracemalloc
 from pathlib import Path
 
-import psycopg2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.benchdb import recreate_database, use_database  # noqa: E402
 from bench.pooling import generate_runs, timed
 
 BENCH_DB = "touchstone_bench_eval"
-SERVER = os.environ.get("BENCH_SERVER_URL", "postgres://postgres@127.0.0.1:5432")
-os.environ["DATABASE_URL"] = f"{SERVER}/{BENCH_DB}"
-os.environ.setdefault("SECRET_KEY", "bench-only")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "touchstone.settings")
-os.environ.setdefault("LOG_LEVEL", "WARNING")
+use_database(BENCH_DB)
 REPEATS = 3
 
-
-def recreate_database() -> None:
-    conn = psycopg2.connect(f"{SERVER}/postgres")
-    conn.autocommit = True
-    with conn.cursor() as cursor:
-        cursor.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-        cursor.execute(f"CREATE DATABASE {BENCH_DB}")
-    conn.close()
 
 
 def write_pool_qrels(campaign, folder: Path, *, depth: int) -> tuple[Path, Path, int]:
@@ -70,7 +57,7 @@ def main() -> None:
     parser.add_argument("--no-million", action="store_true", help="skip the million-judgment import and export")
     args = parser.parse_args()
 
-    recreate_database()
+    recreate_database(BENCH_DB)
     import django
 
     django.setup()

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from import_runs import Timeline, peak_mb, recreate_database  # noqa: E402  (sets DATABASE_URL to touchstone_bench)
+from import_runs import BENCH_DB, Timeline, peak_mb, recreate_database  # noqa: E402  (sets DATABASE_URL to touchstone_bench)
 
 WORDS = (
     "the of and to in a is that for it as was with be by on not he this are or his from at which but have an they "
@@ -46,7 +46,7 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=100)
     args = parser.parse_args()
 
-    recreate_database()
+    recreate_database(BENCH_DB)
     import django
 
     django.setup()

@@ -13,31 +13,19 @@ every run (the re-upload path). The goal is ≥ 300,000 lines/s end to end and a
 """
 
 import argparse
-import os
 import resource
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import psycopg2
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.benchdb import recreate_database, use_database  # noqa: E402
 
 BENCH_DB = "touchstone_bench"
-SERVER = os.environ.get("BENCH_SERVER_URL", "postgres://postgres@127.0.0.1:5432")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ["DATABASE_URL"] = f"{SERVER}/{BENCH_DB}"
-os.environ.setdefault("SECRET_KEY", "bench-only")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "touchstone.settings")
-os.environ.setdefault("LOG_LEVEL", "WARNING")
+use_database(BENCH_DB)
 
-
-def recreate_database() -> None:
-    conn = psycopg2.connect(f"{SERVER}/postgres")
-    conn.autocommit = True
-    with conn.cursor() as cursor:
-        cursor.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")  # ours alone: ends a killed run's session
-        cursor.execute(f"CREATE DATABASE {BENCH_DB}")
-    conn.close()
 
 
 def write_runs(folder: Path, *, runs: int, topics: int, lines: int) -> list[Path]:
@@ -97,7 +85,7 @@ def main() -> None:
     parser.add_argument("--twice", action="store_true", help="import the same files again (replacing every run)")
     args = parser.parse_args()
 
-    recreate_database()
+    recreate_database(BENCH_DB)
     import django
 
     django.setup()

@@ -19,24 +19,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-import psycopg2
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.benchdb import recreate_database, use_database  # noqa: E402
 
 BENCH_DB = "touchstone_bench_pool"
-SERVER = os.environ.get("BENCH_SERVER_URL", "postgres://postgres@127.0.0.1:5432")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ["DATABASE_URL"] = f"{SERVER}/{BENCH_DB}"
-os.environ.setdefault("SECRET_KEY", "bench-only")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "touchstone.settings")
-os.environ.setdefault("LOG_LEVEL", "WARNING")
+use_database(BENCH_DB)
 
-
-def recreate_database() -> None:
-    conn = psycopg2.connect(f"{SERVER}/postgres")
-    conn.autocommit = True
-    with conn.cursor() as cursor:
-        cursor.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")  # ours: end a killed run's session
-        cursor.execute(f"CREATE DATABASE {BENCH_DB}")
-    conn.close()
 
 
 def generate_runs(campaign, topics, *, runs: int, lines: int, candidates: int, seed: int = 1) -> None:
@@ -170,7 +159,7 @@ def main() -> None:
     args = parser.parse_args()
 
     if not args.reuse:
-        recreate_database()
+        recreate_database(BENCH_DB)
     import django
 
     django.setup()

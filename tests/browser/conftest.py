@@ -61,7 +61,9 @@ def log_in(page):
 
     def _log_in(user):
         page.goto("/accounts/login/")
-        page.keyboard.type(user.username)  # the username field has autofocus
+        # Focus explicitly: on a cold browser, autofocus can land after the first keystrokes.
+        page.get_by_label("Username").focus()
+        page.keyboard.type(user.username)
         page.keyboard.press("Tab")
         page.keyboard.type(PASSWORD)
         page.keyboard.press("Enter")

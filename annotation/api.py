@@ -17,9 +17,9 @@ from rest_framework.views import APIView
 
 from assessments import access, selectors
 from assessments.models import Document, Judgment
+from assessments.rendering import document_html, safe_link
 from assessments.services.judging import JudgmentError, Labels
 
-from .rendering import document_html, safe_link
 from .services import JudgingClosed, judge_entry
 
 
@@ -88,7 +88,7 @@ class WorkDocumentSerializer(serializers.Serializer):
     title = serializers.CharField()
     url = serializers.SerializerMethodField()
     has_text = serializers.BooleanField()
-    body_html = serializers.SerializerMethodField(help_text="The body sanitised for display (annotation.rendering).")
+    body_html = serializers.SerializerMethodField(help_text="The body sanitised for display (assessments.rendering).")
 
     def get_url(self, document: Document) -> str:
         return safe_link(document.url)
@@ -186,11 +186,11 @@ class JudgmentView(APIView):
         return Response(WorkJudgmentSerializer(judgment).data)
 
 
-def register(router) -> list:
-    return [
-        path("work/", WorkList.as_view(), name="work-list"),
-        path("work/<int:assignment_id>/", WorkDetail.as_view(), name="work-detail"),
-        path("work/<int:assignment_id>/queue/", Queue.as_view(), name="work-queue"),
-        path("work/<int:assignment_id>/items/<int:entry_id>/", Item.as_view(), name="work-item"),
-        path("work/<int:assignment_id>/items/<int:entry_id>/judgment/", JudgmentView.as_view(), name="work-judgment"),
-    ]
+# Mounted under /api/ by touchstone/urls.py: annotation depends on assessments, never the other way round.
+urlpatterns = [
+    path("work/", WorkList.as_view(), name="work-list"),
+    path("work/<int:assignment_id>/", WorkDetail.as_view(), name="work-detail"),
+    path("work/<int:assignment_id>/queue/", Queue.as_view(), name="work-queue"),
+    path("work/<int:assignment_id>/items/<int:entry_id>/", Item.as_view(), name="work-item"),
+    path("work/<int:assignment_id>/items/<int:entry_id>/judgment/", JudgmentView.as_view(), name="work-judgment"),
+]

@@ -13,11 +13,11 @@ from django.urls import reverse
 
 from assessments import access, selectors
 from assessments.models import Document, Phase
+from assessments.rendering import document_html, safe_link, topic_terms
 
 from .keymap import keymap
-from .rendering import document_html, safe_link, topic_terms
 
-# Second wall behind sanitising (annotation.rendering): no inline or foreign script, style, image,
+# Second wall behind sanitising (assessments.rendering): no inline or foreign script, style, image,
 # frame or connection on the page that shows untrusted documents.
 JUDGE_PAGE_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "

@@ -20,6 +20,7 @@ urlpatterns = [
     path("campaigns/", include("assessments.urls")),
     path("work/", include("annotation.urls")),
     path("api/", include("assessments.api.urls")),
+    path("api/", include("annotation.api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

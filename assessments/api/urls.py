@@ -2,11 +2,9 @@
 
 from rest_framework.routers import DefaultRouter
 
-from annotation import api as annotation_api
-
 from . import assignments, campaigns, imports, pools, results
 
 router = DefaultRouter()
-extra = [*campaigns.register(router), *annotation_api.register(router), *results.register(router), *assignments.register(router), *pools.register(router), *imports.register(router)]
+extra = [*campaigns.register(router), *results.register(router), *assignments.register(router), *pools.register(router), *imports.register(router)]
 
 urlpatterns = [*extra, *router.urls]

@@ -21,7 +21,7 @@ class Document(models.Model):
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="documents")
     doc_id = models.CharField(max_length=255)
     title = models.TextField(blank=True)
-    # Web HTML is untrusted: it is stored as given and sanitised when rendered (annotation.rendering).
+    # Web HTML is untrusted: it is stored as given and sanitised when rendered (assessments.rendering).
     body = models.TextField(blank=True)
     is_html = models.BooleanField(default=False)
     url = models.URLField(max_length=2000, blank=True)

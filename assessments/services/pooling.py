@@ -742,7 +742,7 @@ def _texts(entries: list[_GroupEntry]) -> Iterator[tuple[str, str]]:
         yield doc, f"{title}\n{_html_text(body) if is_html else body}"
 
 
-# Elements whose content is not text a reader sees (assessments cannot use annotation.rendering: that app
+# Elements whose content is not text a reader sees (assessments cannot use assessments.rendering: that app
 # depends on this one).
 _NOT_TEXT = ("script", "style", "noscript", "template", "head")
 

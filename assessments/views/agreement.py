@@ -19,14 +19,14 @@ from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
-from annotation.rendering import document_html, safe_link
 from assessments import access
 from assessments.models import Campaign, Phase
+from assessments.rendering import document_html, safe_link
 from assessments.services import agreement as agreement_service
 from assessments.services import assignments, campaigns
 from assessments.services.agreement import TIME_BUCKETS, AgreementError, Scope
 
-# The document page shows untrusted HTML (sanitised by annotation.rendering); as on the judge page, nothing on it
+# The document page shows untrusted HTML (sanitised by assessments.rendering); as on the judge page, nothing on it
 # may run a script, load a foreign resource or post elsewhere.
 DOCUMENT_PAGE_CSP = "; ".join([
     "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",

@@ -45,9 +45,3 @@ def grow_pool(training_topic):
         return [PoolEntryFactory(topic=training_topic, order=100 + i) for i in range(n)]
 
     return _grow
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    """The cast's factory passwords are hashed at creation; PBKDF2 would cost a second per user."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -8,7 +8,7 @@ document may hold.
 import lxml.html
 import pytest
 
-from annotation.rendering import ALLOWED_TAGS, document_html, safe_link, topic_terms
+from assessments.rendering import ALLOWED_TAGS, document_html, safe_link, topic_terms
 
 XSS_VECTORS = {
     "script": "<p>ok</p><script>window.__pwned = 1</script>",

@@ -19,12 +19,6 @@ CHROMIUM_ARGS = [
 PASSWORD = "correct horse battery staple"  # tests.factories.UserFactory's
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    """Set before the cast is created: PBKDF2 would cost a second per user and per login."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture(scope="session")
 def browser():
     sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright

@@ -733,9 +733,9 @@ def _copy_run_entries(spool: BinaryIO, segments: list[tuple[int, int, int]], *, 
     with connection.cursor() as cursor:
         cursor.execute("SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = %s::regclass", [table])
         existing = (cursor.fetchone() or (0,))[0]
-        # Updating six b-trees row by row costs far more than building them once when the import is large
+        # Updating the b-trees row by row costs far more than building them once when the import is large
         # compared with the table (measured in bench/import_runs.py). Dropping indexes locks the table until
-        # commit, so only large imports do it; the foreign keys stay (dropping them would lock topics too).
+        # commit, so only large imports do it. RunEntry has no database foreign keys to check (see the model).
         bulk = rows >= BULK_INDEX_ROWS and rows * 2 >= existing
         with _indexes_rebuilt_after(cursor, table) if bulk else _nothing():
             for run_id, start, end in segments:

@@ -38,11 +38,10 @@ class RunAdmin(admin.ModelAdmin):
     search_fields = ("tag", "team")
 
 
-@admin.register(models.RunEntry)
-class RunEntryAdmin(admin.ModelAdmin):
-    list_display = ("run", "topic", "doc_id", "rank", "score", "stance")
+@admin.register(models.Ranking)
+class RankingAdmin(admin.ModelAdmin):
+    list_display = ("run", "topic", "length")
     list_filter = ("run__campaign",)
-    search_fields = ("doc_id",)
     raw_id_fields = ("run", "topic")
     list_select_related = ("run", "topic")
     show_full_result_count = False

@@ -32,14 +32,14 @@ REPEATS = 3
 
 def write_pool_qrels(campaign, folder: Path, *, depth: int) -> tuple[Path, Path, int]:
     """Relevance and quality qrels for every run's top ``depth`` by score and by rank (a depth pool)."""
-    from assessments.models import RunEntry
+    from assessments.models import Ranking
 
     rng = random.Random(5)
-    entries = RunEntry.objects.filter(run__campaign=campaign)
-    pairs = sorted(
-        {pair for position in ("score_position", "rank_position")
-         for pair in entries.filter(**{f"{position}__lte": depth}).values_list("topic__number", "doc_id")}
-    )
+    pairs = set()
+    for number, docs, by_rank in Ranking.objects.filter(run__campaign=campaign).values_list("topic__number", "docs", "by_rank"):
+        top = docs[:depth] + ([docs[i - 1] for i in by_rank[:depth]] if by_rank else [])
+        pairs.update((number, doc) for doc in top)
+    pairs = sorted(pairs)
     relevance, quality = folder / "pool-relevance.qrels", folder / "pool-quality.qrels"
     with open(relevance, "w") as rel, open(quality, "w") as qual:
         for topic, doc in pairs:

@@ -92,7 +92,9 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from assessments.models import RunEntry, Topic
+    from django.db.models import Sum
+
+    from assessments.models import Ranking, Topic
     from assessments.services import imports
     from assessments.services.campaigns import create_campaign
 
@@ -112,7 +114,7 @@ def main() -> None:
                 summary = imports.import_runs(campaign=campaign, paths=paths, progress=timeline)
             elapsed = time.perf_counter() - started
             lines = summary.counts["lines"]
-            assert RunEntry.objects.filter(run__campaign=campaign).count() == lines
+            assert Ranking.objects.filter(run__campaign=campaign).aggregate(n=Sum("length"))["n"] == lines
             reading, storing = timeline.read_done - started, started + elapsed - timeline.read_done
             print(summary.text)
             print(

@@ -175,18 +175,17 @@ def fill(connection) -> None:
          ["id", "campaign_id", "tag", "team", "file_name", "has_stance", "line_count", "warnings", "uploaded_at"],
          ([r, 1, f"team{r % 23}-run{r}", f"team{r % 23}", f"run{r}.txt", "f", TOPICS * RUN_DEPTH, "[]", "2022-05-01 00:00+00"] for r in range(1, RUNS + 1)))
 
-    def run_lines():
-        line = 0
+    def rankings():
         for r in range(1, RUNS + 1):
             for t in range(TOPICS):
                 picks = rng.sample(range(per_topic), RUN_DEPTH)
-                for rank, offset in enumerate(picks, start=1):
-                    line += 1
-                    yield [line, r, t + 1, doc_id(t * per_topic + offset + 1), rank, f"{100 - rank * 0.05:.3f}", "", rank, rank]
+                docs = ",".join(doc_id(t * per_topic + offset + 1) for offset in picks)
+                ranks = ",".join(str(rank) for rank in range(1, RUN_DEPTH + 1))
+                scores = ",".join(f"{100 - rank * 0.05:.3f}" for rank in range(1, RUN_DEPTH + 1))
+                yield [r, t + 1, RUN_DEPTH, f"{{{docs}}}", f"{{{ranks}}}", f"{{{scores}}}", None, None]
 
-    step("run lines", cursor, "assessments_runentry",
-         ["id", "run_id", "topic_id", "doc_id", "rank", "score", "stance", "rank_position", "score_position"],
-         run_lines(), total=RUNS * TOPICS * RUN_DEPTH)
+    step("run rankings", cursor, "assessments_ranking",
+         ["run_id", "topic_id", "length", "docs", "ranks", "scores", "stances", "by_rank"], rankings(), total=RUNS * TOPICS, batch=500)
 
     # Pools: the topic's pooled documents in a shuffled presentation order.
     pool = []  # (entry id, topic, document, order)

@@ -59,16 +59,15 @@ def generate_runs(campaign, topics, *, runs: int, lines: int, candidates: int, s
                 score_pos = np.empty(lines, dtype=np.int64)
                 score_pos[by_score] = np.arange(1, lines + 1)
                 by_rank = np.lexsort((docs, -rank))[::-1]  # rank asc, ties by doc id desc
-                rank_pos = np.empty(lines, dtype=np.int64)
-                rank_pos[by_rank] = np.arange(1, lines + 1)
-                for doc, rank_i, score, rp, sp in zip(docs.tolist(), rank.tolist(), scores.tolist(), rank_pos.tolist(), score_pos.tolist()):
-                    buffer.write(f"{run_id}\t{topic.pk}\t{doc}\t{rank_i}\t{score!r}\t\t{rp}\t{sp}\n")
+                in_rank_order = score_pos[by_rank]  # the lines in rank order, as 1-based indices into the score order
+                indices = "\\N" if (in_rank_order == np.arange(1, lines + 1)).all() else "{" + ",".join(map(str, in_rank_order.tolist())) + "}"
+                buffer.write(
+                    f"{run_id}\t{topic.pk}\t{lines}\t{{{','.join(docs[by_score].tolist())}}}\t{{{','.join(map(str, rank[by_score].tolist()))}}}"
+                    f"\t{{{','.join(map(repr, scores[by_score].tolist()))}}}\t\\N\t{indices}\n"
+                )
             buffer.seek(0)
-            cursor.copy_expert(
-                "COPY assessments_runentry (run_id, topic_id, doc_id, rank, score, stance, rank_position, score_position) FROM STDIN",
-                buffer,
-            )
-        cursor.execute("ANALYZE assessments_runentry")
+            cursor.copy_expert("COPY assessments_ranking (run_id, topic_id, length, docs, ranks, scores, stances, by_rank) FROM STDIN", buffer)
+        cursor.execute("ANALYZE assessments_ranking")
 
 
 def clear_pool(campaign) -> None:
@@ -89,20 +88,19 @@ def analyse(command: str = "ANALYZE") -> None:
 
 
 def source_rows_floor() -> float:
-    """Seconds PostgreSQL alone needs to store the current PoolSource rows again (same indexes and foreign keys),
-    commit included: the part of a build no application code can remove."""
+    """Seconds PostgreSQL alone needs to store the current PoolSource rows again (same indexes), commit included:
+    the part of a build no application code can remove."""
     from django.db import connection, transaction
 
     with connection.cursor() as cursor:
         cursor.execute("DROP TABLE IF EXISTS bench_sources")
         cursor.execute("CREATE TABLE bench_sources (LIKE assessments_poolsource INCLUDING ALL)")
-        cursor.execute("CREATE INDEX ON bench_sources (entry_id)")
-        cursor.execute("CREATE INDEX ON bench_sources (run_id)")
-        for column, target in (("entry_id", "assessments_poolentry"), ("run_id", "assessments_run")):
-            cursor.execute(f"ALTER TABLE bench_sources ADD FOREIGN KEY ({column}) REFERENCES {target} (id) DEFERRABLE INITIALLY DEFERRED")
     start = time.perf_counter()
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute('INSERT INTO bench_sources (entry_id, run_id, "order", position) SELECT entry_id, run_id, "order", position FROM assessments_poolsource')
+        cursor.execute(
+            "INSERT INTO bench_sources (entry_id, run_id, rank_position, score_position)"
+            " SELECT entry_id, run_id, rank_position, score_position FROM assessments_poolsource"
+        )
     elapsed = time.perf_counter() - start
     with connection.cursor() as cursor:
         cursor.execute("DROP TABLE bench_sources")
@@ -167,7 +165,9 @@ def main() -> None:
     from django.db import connection
 
     call_command("migrate", verbosity=0)
-    from assessments.models import Campaign, PoolEntry, PoolSource, RunEntry, Topic
+    from django.db.models import Sum
+
+    from assessments.models import Campaign, PoolEntry, PoolSource, Ranking, Topic
     from assessments.services import campaigns, pooling
 
     campaign = Campaign.objects.filter(slug="bench").first() if args.reuse else None
@@ -180,7 +180,7 @@ def main() -> None:
         generate_runs(campaign, topics, runs=args.runs, lines=args.lines, candidates=args.candidates)
         print(f"run lines written with COPY in {time.perf_counter() - start:.1f} s (setup, not timed below)")
     print(f"PostgreSQL {connection.pg_version}; {campaign.runs.count()} runs × {campaign.topics.count()} topics: "
-          f"{RunEntry.objects.filter(run__campaign=campaign).count():,} run lines")
+          f"{Ranking.objects.filter(run__campaign=campaign).aggregate(n=Sum('length'))['n']:,} run lines")
 
     def pool_rows() -> str:
         return f"{PoolEntry.objects.count():,} entries, {PoolSource.objects.count():,} sources"
@@ -193,7 +193,7 @@ def main() -> None:
         print(f"    {pool_rows()}; {summary.stubs_created:,} document stubs")
     sources = PoolSource.objects.count()
     print(f"    floor: PostgreSQL alone stores these {sources:,} PoolSource rows in {source_rows_floor():.2f} s "
-          "(INSERT … SELECT into a copy with the same indexes and foreign keys, commit included)")
+          "(INSERT … SELECT into a copy with the same indexes, commit included)")
     analyse()  # as autovacuum would have by the time someone looks at the page
     timed("build_pool depth 100 again (nothing new)", pooling.build_pool, campaign=campaign, spec=pooling.PoolSpec(depth=100))
     timed("preview depth 5/10/20 + RBP (depth-100 pool in place)", pooling.preview_pool, campaign=campaign, spec=pooling.PoolSpec(depth=5))

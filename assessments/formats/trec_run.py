@@ -7,9 +7,9 @@ tabs or runs of spaces between fields, ranks starting at 0, negative scores, bla
 ``Q0``, and tags with spaces (``"Colbert fine tune on touche data"``): only the first five fields are
 well defined, so the tag is the rest of the line, without the quotes around it.
 
-Runs reach millions of lines per campaign, so the reader yields plain tuples and keeps the per-line
-work to a split, two number conversions and a set lookup; everything per topic (order, ties, depth)
-is checked when the topic's block of lines ends. Memory holds the current block and 8 bytes per
+Runs reach millions of lines per campaign, so the reader keeps the per-line work to a split, two number
+conversions, a set lookup and appends to the block's lists; everything per topic (order, ties, depth) is
+checked when the topic's block of lines ends, and a store takes whole blocks (`RunReader.blocks`). Memory holds the current block and 8 bytes per
 line of earlier blocks (for the duplicate check), whatever the length of the run.
 """
 
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass
+from itertools import repeat
 
 from .errors import FormatError, FormatWarning
 from .lines import without_bom
@@ -29,6 +31,19 @@ MAX_DOCUMENTS_PER_TOPIC = 1000
 
 # (topic, doc_id, rank, score, stance or None, tag)
 RunRow = tuple[str, str, int, float, str | None, str]
+
+
+@dataclass
+class RunBlock:
+    """Consecutive lines of one topic and tag, as parallel lists in file order (the shape a store wants)."""
+
+    topic: str
+    tag: str
+    docs: list[str]
+    ranks: list[int]
+    scores: list[float]
+    stances: list[str | None]
+    first_line: int
 
 _NAN = float("nan")  # equal to nothing, so the first line of a block never counts as a tie
 
@@ -45,7 +60,7 @@ def read_run(
 
 
 class RunReader:
-    """Iterate to get one `RunRow` per result line, in file order.
+    """Iterate to get one `RunRow` per result line, in file order, or call `blocks()` to get them as `RunBlock`s.
 
     Raises `FormatError` (physical 1-based line) at the first line that cannot be stored: wrong field
     count, a rank or score that is not a number, an unknown topic or stance, a document listed twice
@@ -75,12 +90,17 @@ class RunReader:
         self._topics_with_ties: set[str] = set()
 
     def __iter__(self) -> Iterator[RunRow]:
+        for block in self.blocks():
+            yield from zip(repeat(block.topic), block.docs, block.ranks, block.scores, block.stances, repeat(block.tag))
+
+    def blocks(self) -> Iterator[RunBlock]:
+        """The lines block by block: a block ends where the topic or the tag changes (and is checked then)."""
         if self._started:
             raise RuntimeError("a RunReader can be iterated only once")
         self._started = True
-        return self._rows()
+        return self._blocks()
 
-    def _rows(self) -> Iterator[RunRow]:
+    def _blocks(self) -> Iterator[RunBlock]:
         source = self.source
         stances = self._stances
         known_topics = self._known_topics
@@ -91,7 +111,7 @@ class RunReader:
         # one. Only ints, floats and strings are kept per line (never the row tuples), so the garbage
         # collector has nothing to scan however long the run is.
         topic = raw_tag = tag = None
-        ranks: list[int] = []
+        block = None
         has_stance = False
 
         for lineno, line in enumerate(without_bom(self._lines), 1):
@@ -129,19 +149,20 @@ class RunReader:
                 raise FormatError(source, lineno, f"unknown stance {column2!r} in column 2 (expected Q0 or one of {allowed})")
 
             if line_topic != topic or line_tag != raw_tag:
-                if ranks:
-                    self._close_block(topic, tag, ranks, scores, neighbour_ties, block_line)
+                if block is not None:
+                    self._close_block(block, neighbour_ties)
                     closed.setdefault((topic, tag), array("q")).extend(map(hash, seen))
+                    yield block
                 if known_topics is not None and line_topic not in known_topics:
                     raise FormatError(source, lineno, f"unknown topic {line_topic!r}")
                 topic, raw_tag = line_topic, line_tag
                 tag = _unquoted(raw_tag)
                 earlier = closed.get((topic, tag))
                 seen = set() if earlier is None else _ResumedDocuments(earlier)
-                ranks, scores = [], []
+                block = RunBlock(topic, tag, [], [], [], [], lineno)
                 # Bound per block, not looked up per line: lookups show at a million lines a second.
-                seen_add, rank_append, score_append = seen.add, ranks.append, scores.append
-                block_line = lineno
+                seen_add, doc_append, rank_append = seen.add, block.docs.append, block.ranks.append
+                score_append, stance_append = block.scores.append, block.stances.append
                 # Equal scores on neighbouring lines: the exact tie count whenever the block is
                 # sorted, for far less than hashing every score when the block closes.
                 last_score = _NAN
@@ -150,27 +171,28 @@ class RunReader:
             if doc in seen:
                 raise FormatError(source, lineno, f"document {doc} appears twice for topic {topic}")
             seen_add(doc)
+            doc_append(doc)
             rank_append(rank)
             score_append(score)
+            stance_append(stance)
             if score == last_score:
                 neighbour_ties += 1
             last_score = score
-            yield (topic, doc, rank, score, stance, tag)
 
-        if ranks:
-            self._close_block(topic, tag, ranks, scores, neighbour_ties, block_line)
+        if block is not None:
+            self._close_block(block, neighbour_ties)
+            yield block
         self.has_stance = has_stance
         if not self.line_count:
             raise FormatError(source, None, "the run has no result lines")
         self._warn_about_whole_run()
 
-    def _close_block(
-        self, topic: str, tag: str, ranks: list[int], scores: list[float], neighbour_ties: int, first_line: int
-    ) -> None:
+    def _close_block(self, block: RunBlock, neighbour_ties: int) -> None:
+        topic, ranks, scores, first_line = block.topic, block.ranks, block.scores, block.first_line
         count = len(ranks)
         self.line_count += count
         self.topics[topic] = self.topics.get(topic, 0) + count
-        self.tags.add(tag)
+        self.tags.add(block.tag)
         if count > MAX_DOCUMENTS_PER_TOPIC:
             self._warn(first_line, f"topic {topic} has {count} documents; Touché asks for at most {MAX_DOCUMENTS_PER_TOPIC}")
         sorted_by_rank = ranks == sorted(ranks)

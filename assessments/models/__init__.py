@@ -4,7 +4,7 @@ from .jobs import Job
 from .judgments import Judgment, JudgmentEvent
 from .pools import Assignment, AssignmentItem, PoolEntry, PoolSource
 from .qrels import QrelsSnapshot
-from .runs import Run, RunEntry
+from .runs import Ranking, Run
 from .topics import Topic
 
 __all__ = [
@@ -20,7 +20,7 @@ __all__ = [
     "PoolEntry",
     "PoolSource",
     "QrelsSnapshot",
+    "Ranking",
     "Run",
-    "RunEntry",
     "Topic",
 ]

@@ -6,7 +6,8 @@ from .campaigns import Phase
 class PoolEntry(models.Model):
     """A document to judge for a topic. Assessors see `order`, never the runs behind the entry."""
 
-    topic = models.ForeignKey("assessments.Topic", on_delete=models.CASCADE, related_name="pool_entries")
+    # Both indexes below lead with the topic, so it needs none of its own.
+    topic = models.ForeignKey("assessments.Topic", on_delete=models.CASCADE, related_name="pool_entries", db_index=False)
     document = models.ForeignKey("assessments.Document", on_delete=models.PROTECT, related_name="pool_entries")
     order = models.PositiveIntegerField(default=0)
     # Twins (exact or near duplicates) point at the entry judged for them.
@@ -21,19 +22,24 @@ class PoolEntry(models.Model):
 
 
 class PoolSource(models.Model):
-    """Which run put a pool entry there, in which order (rank column or score) and at which position."""
+    """A run that put a pool entry there, with the entry's 1-based position in each order the pool read the run in:
+    the rank column (`rank_position`) and the score (`score_position`, trec_eval's order). A position is null when
+    the build did not read that order or the document lay below the cut in it.
+    """
 
-    class Order(models.TextChoices):
-        RANK = "rank", "Rank column"
-        SCORE = "score", "Score (trec_eval)"
-
-    entry = models.ForeignKey(PoolEntry, on_delete=models.CASCADE, related_name="sources")
-    run = models.ForeignKey("assessments.Run", on_delete=models.CASCADE, related_name="pool_sources")
-    order = models.CharField(max_length=8, choices=Order.choices)
-    position = models.PositiveIntegerField()
+    # No database foreign keys, and no index on `run` alone: a depth-100 pool of Touché's largest campaign has
+    # 420,000 sources, and checking the keys and maintaining a second index took most of the build. The pooling
+    # service writes sources only together with their entries, in one transaction; Django still cascades deletes.
+    # The unique (entry, run) index serves lookups by entry.
+    entry = models.ForeignKey(PoolEntry, on_delete=models.CASCADE, related_name="sources", db_constraint=False, db_index=False)
+    run = models.ForeignKey(
+        "assessments.Run", on_delete=models.CASCADE, related_name="pool_sources", db_constraint=False, db_index=False
+    )
+    rank_position = models.PositiveIntegerField(null=True, blank=True)
+    score_position = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["entry", "run", "order"], name="poolsource_unique")]
+        constraints = [models.UniqueConstraint(fields=["entry", "run"], name="poolsource_unique_run_per_entry")]
 
 
 class Assignment(models.Model):

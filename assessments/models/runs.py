@@ -1,5 +1,7 @@
 from django.db import models
 
+from .fields import ListField
+
 
 class Run(models.Model):
     """A participant's run, identified by its tag within a campaign."""
@@ -22,35 +24,32 @@ class Run(models.Model):
         return self.tag
 
 
-class RunEntry(models.Model):
-    """One line of a run.
+class Ranking(models.Model):
+    """One run's ranked list for one topic: every line of the run for that topic, as parallel lists.
 
-    `doc_id` is the id as submitted (no foreign key): runs name millions of documents whose text
-    may never be loaded. Both orders a campaign may evaluate or pool by are stored at import:
-    `rank_position` follows the submitted rank column (Touché's pooling) and `score_position`
-    follows trec_eval (score descending, ties by document id descending), so depth-k pooling and
-    nDCG@k read only the top rows instead of sorting millions.
+    The lists are in trec_eval's order (score descending, ties by document id descending; see
+    metrics.evaluation.order_run), so the first k elements are what nDCG@k reads. `by_rank` lists the
+    1-based indices of the same lines in the order of the submitted rank column (Touché's pooling order),
+    or is null when both orders agree. Both orders are computed once, at import.
+
+    One row per run and topic instead of one per line: Touché's largest campaign (84 runs × 50 topics ×
+    1,000 lines) is 4,200 rows, which COPY stores in a second or two where 4.2 M rows and their indexes took
+    more than twenty, and a top-k read slices arrays instead of walking an index. `docs` holds ids as
+    submitted (no foreign key): runs name millions of documents whose text may never be loaded.
     """
 
-    # No database-level foreign keys: checking them cost more than half of a 4 M-line COPY, and the
-    # import service (the only writer) resolves runs and topics inside its own transaction. Django
-    # still cascades deletes. The composite indexes below lead with `run`, so it needs none of its own.
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="entries", db_constraint=False, db_index=False)
-    topic = models.ForeignKey(
-        "assessments.Topic", on_delete=models.CASCADE, related_name="run_entries", db_constraint=False, db_index=False
-    )
-    doc_id = models.CharField(max_length=255)
-    rank = models.IntegerField()
-    score = models.FloatField()
-    stance = models.CharField(max_length=16, blank=True)
-    rank_position = models.PositiveIntegerField()
-    score_position = models.PositiveIntegerField()
+    # The unique (run, topic) index serves lookups by run; a second index on run alone would only slow writes.
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="rankings", db_index=False)
+    topic = models.ForeignKey("assessments.Topic", on_delete=models.CASCADE, related_name="rankings")
+    length = models.PositiveIntegerField()
+    docs = ListField("text")
+    ranks = ListField("integer")
+    scores = ListField("double precision")
+    stances = ListField("text", null=True, blank=True)  # null when no line of the run has one for this topic
+    by_rank = ListField("integer", null=True, blank=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["run", "topic", "doc_id"], name="runentry_unique_doc_per_topic"),
-        ]
-        indexes = [
-            models.Index(fields=["run", "topic", "score_position"], name="runentry_by_score"),
-            models.Index(fields=["run", "topic", "rank_position"], name="runentry_by_rank"),
-        ]
+        constraints = [models.UniqueConstraint(fields=["run", "topic"], name="ranking_unique_run_topic")]
+
+    def __str__(self) -> str:
+        return f"{self.run} / {self.topic}"

@@ -4,9 +4,9 @@ the results API.
 The numbers are trec_eval's ``ndcg_cut_k`` (assessments.metrics.evaluation does the arithmetic); this module
 feeds it from the database with a fixed number of queries whatever the number of runs: the runs, the topics,
 the judgments (aggregated per topic and document by the same rules as a qrels export, so the leaderboard and
-an exported file agree), and the top-k rows of every run in one query. Those rows are found through the
-positions stored at run import (``score_position`` is trec_eval's order, ``rank_position`` the submitted rank
-column), so 84 runs of 50,000 lines cost 21,000 rows, not 4.2 million.
+an exported file agree), and the first k lines of every run in one query. The stored rankings hold both orders
+(trec_eval's score order and the submitted rank column), so 84 runs of 50,000 lines cost the heads of 4,200
+lists, not 4.2 million lines.
 
 Results are computed from the judgments as they are now, so the table follows the assessors' progress.
 """
@@ -27,7 +27,8 @@ from assessments.metrics.evaluation import (
     evaluate_run,
     stance_scores,
 )
-from assessments.models import Campaign, Judgment, Run, RunEntry, Topic
+from assessments.models import Campaign, Judgment, Run, Topic
+from assessments.services import rankings
 from assessments.services.exports import (
     PHASES,
     QUERY_CHUNK,
@@ -39,7 +40,6 @@ from assessments.services.exports import (
 EVALUATED_KINDS = ("relevance", "quality")
 ORDERS = ("score", "rank")
 _MEASURE = re.compile(r"ndcg@([1-9][0-9]{0,3})", re.IGNORECASE)
-_POSITION = {"score": "score_position", "rank": "rank_position"}
 # Columns a leaderboard can be sorted by, besides "<kind>" (mean) and "<kind>_judged" (judged@k).
 SORTS = ("team", "run", "accuracy", "macro_f1")
 
@@ -227,17 +227,8 @@ def _current_labels(
 
 
 def _top_entries(*, runs: list[int], topics: list[int], k: int, order: str) -> dict[int, list[tuple]]:
-    """Every run's first k rows per judged topic, in one query (served by the (run, topic, position) index)."""
-    if not runs or not topics:
-        return {}
-    # In rank order the stored rank_position stands for the rank, so ties in the rank column are broken as
-    # at import and pooling, the same order everywhere.
-    position = _POSITION[order]
-    rows = RunEntry.objects.filter(run_id__in=runs, topic_id__in=topics, **{f"{position}__lte": k}).values_list(
-        "run_id", "topic_id", "doc_id", position if order == "rank" else "rank", "score", "stance"
-    )
+    """run id -> (topic id, doc, rank, score, stance) of its first k lines per judged topic under `order`."""
     entries: dict[int, list[tuple]] = {}
-    for run_id, *entry in rows.iterator(chunk_size=QUERY_CHUNK):
-        entries.setdefault(run_id, []).append(entry)
+    for run_id, topic_id, lines in rankings.top_lines(runs, topics, depth=k, orders=[order]):
+        entries.setdefault(run_id, []).extend((topic_id, *line) for line in lines)
     return entries
-

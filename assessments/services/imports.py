@@ -19,6 +19,7 @@ import gzip
 import hashlib
 import io
 import json
+import marshal
 import re
 import shutil
 import tempfile
@@ -26,10 +27,10 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import count, islice
-from operator import gt, itemgetter
+from itertools import chain, islice
+from operator import attrgetter, gt
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 import psycopg2
 from django.conf import settings
@@ -45,11 +46,11 @@ from assessments.formats.documents import read_documents
 from assessments.formats.errors import FormatError
 from assessments.formats.qrels import topic_sort_key
 from assessments.formats.topics_xml import parse_topics
-from assessments.formats.trec_run import read_run
+from assessments.formats.trec_run import RunBlock, read_run
 from assessments.metrics.duplicates import normalise
 from assessments.metrics.evaluation import order_run
-from assessments.models import Campaign, Document, Job, PoolSource, Run, RunEntry, Topic
-from assessments.services import jobs
+from assessments.models import Campaign, Document, Job, PoolSource, Ranking, Run, Topic
+from assessments.services import jobs, rankings
 from assessments.services.jobs import Progress
 
 TOPICS_MAX_BYTES = 20_000_000  # far above any real topics file (Touché's are ~100 kB); bounds what is read
@@ -59,17 +60,14 @@ IMPORT_KINDS = ("import_topics", "import_documents", "import_runs")
 # document reader opens its files itself and reports the line of each record, not its byte offset.
 PROGRESS_UNITS = {"import_topics": "bytes", "import_documents": "lines", "import_runs": "bytes"}
 WARNINGS_KEPT = 200  # per job; each run keeps all of its own warnings on its Run row
-# Above this many new rows, and when they are a large share of the table, the run-entry indexes are rebuilt
-# after the COPY instead of updated row by row (see _copy_run_entries).
-BULK_INDEX_ROWS = 200_000
 SQLITE_BATCH = 2000
 
 _TOPIC_NUMBER_LENGTH = Topic._meta.get_field("number").max_length
-_DOC_ID_LENGTH = RunEntry._meta.get_field("doc_id").max_length
+_DOC_ID_LENGTH = Document._meta.get_field("doc_id").max_length  # a pooled id becomes a Document
 _TAG_LENGTH = Run._meta.get_field("tag").max_length
 _TEAM_LENGTH = Run._meta.get_field("team").max_length
 _URL_LENGTH = Document._meta.get_field("url").max_length
-_INT4 = 2**31  # RunEntry.rank is a 32-bit integer column
+_INT4 = 2**31  # Ranking.ranks holds 32-bit integers
 _GZIP_MAGIC = b"\x1f\x8b"
 _READ_HINT = 1 << 20  # characters of run lines read per batch (and per progress report)
 
@@ -551,20 +549,15 @@ def _require_topics(campaign: Campaign, has_topics: bool) -> None:
 def _spool_run_file(
     file: InputFile, *, spool: BinaryIO, topic_ids: Mapping[str, int], stances: Sequence[str], meter: _FilesMeter
 ) -> list[_SpooledRun]:
-    """Check one run file and append its rows to the spool, with both positions computed per topic.
+    """Check one run file and append its rankings to the spool, both orders computed per topic.
 
-    A file's rows are held until it has been read (a topic's positions need all of its lines, and a topic
-    may come back later in the file), so memory follows the largest file, not the whole import.
+    A file's rows are held until it has been read (a topic's order needs all of its lines, and a topic may come
+    back later in the file), so memory follows the largest file, not the whole import.
     """
     reader = read_run(_run_lines(file, meter), source=file.name, known_topics=topic_ids.keys(), stances=stances)
-    by_tag: dict[str, dict[str, list]] = {}
-    topic = tag = None
-    rows: list = []
-    for row in reader:
-        if row[0] != topic or row[5] != tag:  # a new block of lines (the reader yields them block by block)
-            topic, tag = row[0], row[5]
-            rows = by_tag.setdefault(tag, {}).setdefault(topic, [])
-        rows.append(row)
+    by_tag: dict[str, dict[str, list[RunBlock]]] = {}
+    for block in reader.blocks():
+        by_tag.setdefault(block.tag, {}).setdefault(block.topic, []).append(block)
     meter.file_done(file.path.stat().st_size)
 
     warnings = [str(w) for w in reader.warnings]
@@ -572,10 +565,12 @@ def _spool_run_file(
     for tag, topics in by_tag.items():
         _check_tag(file, tag)
         run = _SpooledRun(tag=tag, file=file, team=_team_from_name(file.name, tag), start=spool.tell(), topics=len(topics), warnings=warnings)
-        for number, rows in topics.items():
-            spool.write(_copy_text(file, rows, topic_id=topic_ids[number]))
-            run.lines += len(rows)
-            run.has_stance = run.has_stance or any(map(_STANCE, rows))
+        for number, blocks in topics.items():
+            ranking = _ranking(file, blocks, topic_id=topic_ids[number])
+            data = marshal.dumps(tuple(ranking))
+            spool.write(len(data).to_bytes(4, "little") + data)
+            run.lines += ranking.length
+            run.has_stance = run.has_stance or ranking.stances is not None
         run.end = spool.tell()
         runs.append(run)
     return runs
@@ -631,63 +626,69 @@ def _team_from_name(name: str, tag: str) -> str:
     return team[:_TEAM_LENGTH]
 
 
-_DOC, _RANK, _SCORE, _STANCE = itemgetter(1), itemgetter(2), itemgetter(3), itemgetter(4)
+class _Ranking(NamedTuple):
+    """One run's lines for one topic as they are stored (see models.Ranking), waiting in the spool."""
+
+    topic_id: int
+    length: int
+    docs: list[str]
+    ranks: list[int]
+    scores: list[float]
+    stances: list[str | None] | None
+    by_rank: list[int] | None
 
 
-def _copy_text(file: InputFile, rows: list, *, topic_id: int) -> bytes:
-    """One topic's rows as COPY text lines ``topic_id doc rank score stance rank_position score_position``.
+def _ranking(file: InputFile, blocks: list[RunBlock], *, topic_id: int) -> _Ranking:
+    """One topic's lines (one block, or several when the topic comes back later in the file) as lists in score
+    order, with the rank order as 1-based indices into them.
 
-    The run id is not in the spool (a new run gets its id only in the storing transaction); `_CopySegment`
-    puts it in front of each line while PostgreSQL reads them.
+    Both orders are metrics.evaluation.order_run's, the one evaluation and pooling read runs in (ties broken by
+    document id descending, as trec_eval does), so a stored order never disagrees with them. Most runs list lines
+    in strictly increasing rank, and many in strictly decreasing score: then there is no tie to break and the
+    file order is the answer, without sorting.
     """
-    docs = list(map(_DOC, rows))
-    ranks = list(map(_RANK, rows))
+    docs, ranks, scores, stances = (list(chain.from_iterable(map(column, blocks))) for column in _BLOCK_COLUMNS)
     if min(ranks) < -_INT4 or max(ranks) >= _INT4:
         bad = next(r for r in ranks if not -_INT4 <= r < _INT4)
-        raise FormatError(file.name, _line_of_row(file, rows, ranks.index(bad)), f"rank {bad} is out of range")
+        raise FormatError(file.name, _line_of(file, blocks, docs[ranks.index(bad)]), f"rank {bad} is out of range")
     longest = max(docs, key=len)
     if len(longest) > _DOC_ID_LENGTH:
-        raise FormatError(file.name, _line_of_row(file, rows, docs.index(longest)), f"document id is longer than {_DOC_ID_LENGTH} characters")
-    scores = list(map(_SCORE, rows))
-    prefix = f"{topic_id}\t"
-    text = "".join([
-        f"{prefix}{doc}\t{rank}\t{score!r}\t{stance or ''}\t{by_rank}\t{by_score}\n"
-        for (_, doc, rank, score, stance, _), by_rank, by_score in zip(
-            rows, _positions(docs, ranks, scores, by="rank"), _positions(docs, ranks, scores, by="score")
-        )
-    ])
-    if "\x00" in text:
-        where = next(i for i, doc in enumerate(docs) if "\x00" in doc)
-        raise FormatError(file.name, _line_of_row(file, rows, where), "document id contains a NUL character")
-    if "\\" in text:
-        text = text.replace("\\", "\\\\")  # the only character COPY's text format escapes that split() leaves in
-    return text.encode()
+        raise FormatError(file.name, _line_of(file, blocks, longest), f"document id is longer than {_DOC_ID_LENGTH} characters")
+    if "\x00" in "".join(docs):
+        raise FormatError(file.name, _line_of(file, blocks, next(doc for doc in docs if "\x00" in doc)), "document id contains a NUL character")
+    by_score = _file_order(docs, ranks, scores, by="score")
+    by_rank = _file_order(docs, ranks, scores, by="rank")
+    if by_rank == by_score:
+        by_rank = None
+    else:
+        index_of = {line: index for index, line in enumerate(by_score, 1)}
+        by_rank = list(map(index_of.__getitem__, by_rank))
+    if not isinstance(by_score, range):
+        docs, ranks, scores, stances = ([*map(column.__getitem__, by_score)] for column in (docs, ranks, scores, stances))
+    return _Ranking(topic_id, len(docs), docs, ranks, scores, stances if any(stances) else None, by_rank)
 
 
-def _line_of_row(file: InputFile, rows: list, index: int) -> int | None:
-    topic, doc = rows[index][0], rows[index][1]
+_BLOCK_COLUMNS = tuple(map(attrgetter, ("docs", "ranks", "scores", "stances")))
 
-    def is_row(raw: bytes) -> bool:
+
+def _file_order(docs: list[str], ranks: list[int], scores: list[float], *, by: str) -> Sequence[int]:
+    """The 0-based file positions of one topic's lines, read by rank column or by score."""
+    if by == "rank" and all(map(gt, islice(ranks, 1, None), ranks)):
+        return range(len(ranks))
+    if by == "score" and all(map(gt, scores, islice(scores, 1, None))):
+        return range(len(scores))
+    line_of = {doc: line for line, doc in enumerate(docs)}
+    return list(map(line_of.__getitem__, order_run(zip(docs, ranks, scores), by=by)))
+
+
+def _line_of(file: InputFile, blocks: list[RunBlock], doc: str) -> int | None:
+    topic = blocks[0].topic
+
+    def is_line(raw: bytes) -> bool:
         fields = raw.decode("utf-8", "replace").split()
         return len(fields) >= 3 and fields[0] == topic and fields[2] == doc
 
-    return _first_line_where(file, is_row)
-
-
-def _positions(docs: list[str], ranks: list[int], scores: list[float], *, by: str) -> Sequence[int]:
-    """Each line's 1-based position when the topic is read by rank column or by score.
-
-    The order is metrics.evaluation.order_run's, the one evaluation and pooling read runs in (ties broken by
-    document id descending, as trec_eval does), so a stored position never disagrees with them. Most runs list
-    lines in strictly increasing rank, and many in strictly decreasing score: then there is no tie to break and
-    the file order is the answer, without sorting.
-    """
-    if by == "rank" and all(map(gt, islice(ranks, 1, None), ranks)):
-        return range(1, len(ranks) + 1)
-    if by == "score" and all(map(gt, scores, islice(scores, 1, None))):
-        return range(1, len(scores) + 1)
-    position = dict(zip(order_run(zip(docs, ranks, scores), by=by), count(1)))
-    return [position[doc] for doc in docs]
+    return _first_line_where(file, is_line)
 
 
 def _store_runs(
@@ -699,7 +700,7 @@ def _store_runs(
         raise ImportProblem("the campaign's topics changed while the runs were read; import the runs again")
     existing = {run.tag: run for run in Run.objects.select_for_update(no_key=True).filter(campaign=campaign, tag__in=[r.tag for r in runs])}
     replaced = list(existing.values())
-    RunEntry.objects.filter(run__in=replaced).delete()
+    Ranking.objects.filter(run__in=replaced).delete()
     stored: dict[str, Run] = {}
     now = timezone.now()
     for spooled in runs:
@@ -713,72 +714,84 @@ def _store_runs(
         run.uploaded_at = now
         run.save()
         stored[spooled.tag] = run
-    _store_run_entries(spool, [(stored[r.tag].pk, r.start, r.end) for r in runs], rows=sum(r.lines for r in runs))
+    _store_rankings(spool, [(stored[r.tag].pk, r.start, r.end) for r in runs])
     return stored, replaced
 
 
-def _store_run_entries(spool: BinaryIO, segments: list[tuple[int, int, int]], *, rows: int) -> None:
-    """Store the spooled lines of each (run id, start, end) segment. The vendor switch for run entries."""
+def _store_rankings(spool: BinaryIO, segments: list[tuple[int, int, int]]) -> None:
+    """Store the spooled rankings of each (run id, start, end) segment: COPY on PostgreSQL, batches on SQLite."""
     if connection.vendor == "postgresql":
-        _copy_run_entries(spool, segments, rows=rows)
-    else:
-        _bulk_create_run_entries(spool, segments)
+        with connection.cursor() as cursor:
+            cursor.copy_expert(f"COPY {Ranking._meta.db_table} ({_RANKING_COLUMNS}) FROM STDIN", _RankingCopy(spool, segments), 1 << 20)
+        return
+    for batch in _batched(_unspooled(spool, segments), SQLITE_BATCH // 100):
+        Ranking.objects.bulk_create([Ranking(run_id=run_id, **ranking._asdict()) for run_id, ranking in batch])
 
 
-_RUN_ENTRY_COLUMNS = "run_id, topic_id, doc_id, rank, score, stance, rank_position, score_position"
+_RANKING_COLUMNS = "run_id, topic_id, length, docs, ranks, scores, stances, by_rank"
 
 
-def _copy_run_entries(spool: BinaryIO, segments: list[tuple[int, int, int]], *, rows: int) -> None:
-    table = RunEntry._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = %s::regclass", [table])
-        existing = (cursor.fetchone() or (0,))[0]
-        # Updating the b-trees row by row costs far more than building them once when the import is large
-        # compared with the table (measured in bench/import_runs.py). Dropping indexes locks the table until
-        # commit, so only large imports do it. RunEntry has no database foreign keys to check (see the model).
-        bulk = rows >= BULK_INDEX_ROWS and rows * 2 >= existing
-        with _indexes_rebuilt_after(cursor, table) if bulk else _nothing():
-            for run_id, start, end in segments:
-                cursor.copy_expert(f"COPY {table} ({_RUN_ENTRY_COLUMNS}) FROM STDIN", _CopySegment(spool, start, end, f"{run_id}\t"), 1 << 20)
+def _unspooled(spool: BinaryIO, segments: list[tuple[int, int, int]]) -> Iterator[tuple[int, _Ranking]]:
+    """The rankings back from the spool, where marshal (the fastest serialiser for lists of strings and numbers,
+    and only ever read back by the same process) keeps them, each after its length: marshal.load would read a
+    file in pieces of a few bytes."""
+    for run_id, start, end in segments:
+        spool.seek(start)
+        while spool.tell() < end:
+            size = int.from_bytes(spool.read(4), "little")
+            yield run_id, _Ranking(*marshal.loads(spool.read(size)))
 
 
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield
+def _batched(items: Iterator, size: int) -> Iterator[list]:
+    while batch := list(islice(items, size)):
+        yield batch
 
 
-@contextmanager
-def _indexes_rebuilt_after(cursor, table: str) -> Iterator[None]:
-    """Drop the table's secondary indexes and unique constraints, and build them again on the way out.
+class _RankingCopy:
+    """The spooled rankings as a file of COPY text lines, one per ranking, made while PostgreSQL reads them: the
+    formatting here and PostgreSQL's parsing of the arrays then run at the same time, on two cores."""
 
-    Their definitions come from the catalog, so what is rebuilt is exactly what was there. DDL is
-    transactional in PostgreSQL: if the import fails, the rollback restores the indexes as they were.
-    """
-    # ALTER TABLE and CREATE INDEX refuse a table with pending (deferred) foreign-key checks.
-    cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-    cursor.execute(
-        """SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'u'""",
-        [table],
-    )
-    constraints = cursor.fetchall()
-    cursor.execute(
-        """SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid) FROM pg_index
-            WHERE indrelid = %s::regclass AND NOT indisprimary
-              AND indexrelid NOT IN (SELECT conindid FROM pg_constraint WHERE conrelid = %s::regclass)""",
-        [table, table],
-    )
-    indexes = cursor.fetchall()
-    for name, _ in constraints:
-        cursor.execute(f'ALTER TABLE {table} DROP CONSTRAINT "{name}"')
-    for name, _ in indexes:
-        cursor.execute(f"DROP INDEX {name}")
-    yield
-    cursor.execute("SET LOCAL maintenance_work_mem = '256MB'")
-    for _, definition in indexes:
-        cursor.execute(definition)
-    for name, definition in constraints:
-        cursor.execute(f'ALTER TABLE {table} ADD CONSTRAINT "{name}" {definition}')
-    cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+    def __init__(self, spool: BinaryIO, segments: list[tuple[int, int, int]]) -> None:
+        self.rankings = _unspooled(spool, segments)
+
+    def read(self, size: int = -1) -> bytes:
+        lines = []
+        length = 0
+        for run_id, r in self.rankings:
+            stances = _NULL if r.stances is None else _array(r.stances)
+            by_rank = _NULL if r.by_rank is None else _numbers(r.by_rank)
+            lines.append(
+                f"{run_id}\t{r.topic_id}\t{r.length}\t{_array(r.docs)}\t{_numbers(r.ranks)}\t{_numbers(r.scores)}"
+                f"\t{stances}\t{by_rank}\n"
+            )
+            length += len(lines[-1])
+            if 0 < size <= length:
+                break
+        return "".join(lines).encode()
+
+
+_NULL = "\\N"
+# Characters that make an array element need quotes; ids come from split(), so there is no white space.
+_ARRAY_SPECIAL = re.compile(r'[{}"\\]')
+
+
+def _numbers(values: list[int] | list[float]) -> str:
+    """A PostgreSQL array literal of numbers: the list's repr (shortest round-trip floats) between braces, the
+    fastest formatting Python has; PostgreSQL ignores the spaces after the commas."""
+    return "{" + repr(values)[1:-1] + "}"
+
+
+def _array(values: list[str | None]) -> str:
+    """A PostgreSQL array literal of text, as a COPY text field. Elements are quoted only when one of them needs it
+    (rare in run files); tabs and newlines cannot occur, since split() made the fields."""
+    if None not in values:
+        text = ",".join(values)
+        # A comma inside an id, or an element spelled null in any case, needs quotes too; "null" anywhere in the
+        # text sends the list down the quoting path, which is always right, only slower.
+        if text.count(",") == len(values) - 1 and not _ARRAY_SPECIAL.search(text) and "null" not in text.lower():
+            return "{" + text + "}"
+    quoted = ('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"' if value is not None else "NULL" for value in values)
+    return ("{" + ",".join(quoted) + "}").replace("\\", "\\\\")  # COPY's own escape, over the array's
 
 
 class _CopySegment:
@@ -803,21 +816,6 @@ class _CopySegment:
         return self.prefix + data[:-1].replace(b"\n", b"\n" + self.prefix) + b"\n"
 
 
-def _bulk_create_run_entries(spool: BinaryIO, segments: list[tuple[int, int, int]]) -> None:
-    for run_id, start, end in segments:
-        segment = _CopySegment(spool, start, end, f"{run_id}\t")
-        while chunk := segment.read(SQLITE_BATCH * 100):
-            RunEntry.objects.bulk_create([_run_entry(line) for line in chunk.decode().split("\n")[:-1]], batch_size=SQLITE_BATCH)
-
-
-def _run_entry(line: str) -> RunEntry:
-    run_id, topic_id, doc_id, rank, score, stance, by_rank, by_score = line.split("\t")
-    return RunEntry(
-        run_id=int(run_id), topic_id=int(topic_id), doc_id=_copy_unescape(doc_id), rank=int(rank), score=float(score),
-        stance=stance, rank_position=int(by_rank), score_position=int(by_score),
-    )
-
-
 @dataclass(frozen=True)
 class _SourceChanges:
     kept: int = 0
@@ -825,27 +823,26 @@ class _SourceChanges:
 
 
 def _repoint_pool_sources(runs: list[Run]) -> _SourceChanges:
-    """Point the pool sources of replaced runs at the new lines, and clear those whose document left the run."""
-    sources = list(
-        PoolSource.objects.filter(run__in=runs).values_list("pk", "order", "run_id", "entry__topic_id", "entry__document__doc_id")
-    )
+    """Point the pool sources of replaced runs at the new lines, and clear those whose document left the run.
+
+    A source keeps the orders it was pooled by: each position it had is replaced by the document's new one.
+    """
+    sources = list(PoolSource.objects.filter(run__in=runs).select_related("entry__document"))
     if not sources:
         return _SourceChanges()
-    positions = {
-        (run_id, topic_id, doc_id): {"rank": by_rank, "score": by_score}
-        for run_id, topic_id, doc_id, by_rank, by_score in RunEntry.objects.filter(
-            run__in=runs, doc_id__in={s[4] for s in sources}
-        ).values_list("run_id", "topic_id", "doc_id", "rank_position", "score_position")
-    }
+    positions = rankings.positions([run.pk for run in runs])
     kept, cleared = [], []
-    for pk, order, run_id, topic_id, doc_id in sources:
-        found = positions.get((run_id, topic_id, doc_id))
+    for source in sources:
+        found = positions.get((source.run_id, source.entry.topic_id, source.entry.document.doc_id))
         if found is None:
-            cleared.append(pk)
-        else:
-            kept.append(PoolSource(pk=pk, position=found[order]))
+            cleared.append(source.pk)
+            continue
+        by_rank, by_score = found
+        source.rank_position = by_rank if source.rank_position is not None else None
+        source.score_position = by_score if source.score_position is not None else None
+        kept.append(source)
     PoolSource.objects.filter(pk__in=cleared).delete()
-    PoolSource.objects.bulk_update(kept, ["position"], batch_size=1000)
+    PoolSource.objects.bulk_update(kept, ["rank_position", "score_position"], batch_size=1000)
     return _SourceChanges(kept=len(kept), cleared=len(cleared))
 
 

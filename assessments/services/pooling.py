@@ -27,9 +27,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from operator import attrgetter
 
 from django.db import connection, transaction
-from django.db.models import Max, Q, Subquery
+from django.db.models import Q, Subquery
 from django.db.models.functions import Coalesce
 from lxml import etree
 from lxml import html as lxml_html
@@ -47,10 +48,9 @@ from assessments.models import (
     PoolEntry,
     PoolSource,
     Run,
-    RunEntry,
     Topic,
 )
-from assessments.services import jobs
+from assessments.services import jobs, rankings
 from assessments.services.jobs import Progress
 from assessments.services.judging import Labels, record_judgment
 
@@ -74,7 +74,6 @@ MISSING_LISTED = 1000  # missing ids kept in a job's result; the page and export
 
 _POOL_LOCK = 0x706F6F6C  # "pool": first key of the advisory lock that serialises builds of one campaign
 
-_RUNENTRY = RunEntry._meta.db_table
 _POOLENTRY = PoolEntry._meta.db_table
 _POOLSOURCE = PoolSource._meta.db_table
 _DOCUMENT = Document._meta.db_table
@@ -387,23 +386,14 @@ def _plan(
 def _top_entries(
     runs: dict[int, str], topics: list[Topic], *, depth: int, orders: tuple[str, ...]
 ) -> dict[int, dict[str, list]]:
-    """topic id -> run tag -> (doc, rank, score) of the rows in some run's top `depth` under one of `orders`.
+    """topic id -> run tag -> (doc, rank, score) of the lines in some run's top `depth` under one of `orders`.
 
-    RunEntry stores each line's 1-based position in both orders (computed at import with the same order as
-    metrics.evaluation.order_run), so one indexed query reads only the rows that can reach the top k instead of
-    every line of every run.
+    The stored rankings hold both orders (computed at import with metrics.evaluation.order_run, as here), so only
+    the heads of the lists are read, not every line of every run.
     """
-    condition = " OR ".join(f"{order}_position <= %s" for order in orders)
-    by_topic: dict[int, dict[str, list]] = defaultdict(lambda: defaultdict(list))
-    with connection.cursor() as cursor:
-        # Naming the topics too lets both (run, topic, position) indexes answer the whole condition.
-        cursor.execute(
-            f"""SELECT topic_id, run_id, doc_id, rank, score FROM {_RUNENTRY}
-                WHERE run_id IN {_placeholders(runs)} AND topic_id IN {_placeholders(topics)} AND ({condition})""",
-            [*runs, *[t.pk for t in topics], *[depth] * len(orders)],
-        )
-        for topic_id, run_id, doc, rank, score in cursor.fetchall():
-            by_topic[topic_id][runs[run_id]].append((doc, rank, score))
+    by_topic: dict[int, dict[str, list]] = defaultdict(dict)
+    for run_id, topic_id, lines in rankings.top_lines(list(runs), [t.pk for t in topics], depth=depth, orders=orders):
+        by_topic[topic_id][runs[run_id]] = [line[:3] for line in lines]
     return by_topic
 
 
@@ -415,11 +405,7 @@ def _placeholders(values) -> str:
 
 def _all_entries(topic: Topic, runs: dict[int, str]) -> dict[str, list]:
     """Run tag -> every (doc, rank, score) of one topic: RBP and the bandits may reach any depth."""
-    entries: dict[str, list] = defaultdict(list)
-    rows = RunEntry.objects.filter(topic=topic, run_id__in=list(runs)).values_list("run_id", "doc_id", "rank", "score")
-    for run_id, doc, rank, score in rows.iterator(chunk_size=20_000):
-        entries[runs[run_id]].append((doc, rank, score))
-    return entries
+    return {runs[run_id]: [line[:3] for line in lines] for run_id, _, lines in rankings.all_lines(list(runs), [topic.pk])}
 
 
 def _sources_of(docs: list[str], topic_runs: Mapping[str, list], *, order: str) -> pooling_metrics.Pool:
@@ -472,13 +458,7 @@ def _store(
         unjustified = len(pool.docs - plan.justified.get(topic.pk, set())) if plan.justified is not None else 0
         counts.append(TopicCount(topic.number, len(pool.docs), len(new_docs), len(pool.docs) + len(new_docs), 0, unjustified))
 
-    ids = {tag: run_id for run_id, tag in runs.items()}
-    source_rows = (
-        (topic_id, doc, ids[source.run], source.order, source.position)
-        for topic_id, docs in plan.selected.items()
-        for doc, sources in docs.items()
-        for source in sources
-    )
+    source_rows = _source_rows(plan.selected, {tag: run_id for run_id, tag in runs.items()})
     if connection.vendor == "postgresql":
         stubs = _write_copied(campaign.collection_id, spec.tag, new_rows, source_rows)
     else:
@@ -488,40 +468,99 @@ def _store(
     return counts, stubs
 
 
+def _source_rows(selected: dict[int, pooling_metrics.Pool], run_ids: Mapping[str, int]) -> Iterator[tuple]:
+    """(topic id, doc, run id, rank position, score position): one row per document and run, from the contributions
+    (one per order) that metrics.pooling lists by run."""
+    for topic_id, docs in selected.items():
+        for doc, contributions in docs.items():
+            for run, group in itertools.groupby(contributions, key=_RUN_OF):
+                positions = {contribution.order: contribution.position for contribution in group}
+                yield topic_id, doc, run_ids[run], positions.get("rank"), positions.get("score")
+
+
+_RUN_OF = attrgetter("run")
+
+
 def _write_copied(collection_id: int, tag: str, new_rows: list[tuple], source_rows: Iterable[tuple]) -> int:
-    """Store stubs, entries and sources on PostgreSQL: COPY into temporary tables, one INSERT … SELECT per table.
-    Returns the number of stubs created."""
+    """Store stubs, entries and sources on PostgreSQL. Returns the number of stubs created.
+
+    New entries are inserted from a COPY-filled temporary table, and their ids come back with the insert. Their
+    sources cannot exist yet, so they are copied straight into the table by entry id (a depth-100 pool of 84 runs
+    has 420,000 of them); only sources of entries pooled before go through a temporary table and an upsert.
+    """
     with connection.cursor() as cursor:
-        _copy_into_temp(cursor, "pool_plan", "topic_id bigint, doc_id text, run_id bigint, ord text, position integer", source_rows)
         _copy_into_temp(cursor, "pool_new", "topic_id bigint, doc_id text, ord integer", new_rows)
-        cursor.execute("ANALYZE pool_plan")
         # Stubs for ids the collection does not have, so the ids can be pooled, listed and judged later. Conflicts
         # are left to the unique index rather than a NOT EXISTS: an anti-join against the table being filled can be
         # planned as a scan per row (quadratic) while its statistics still say it is empty.
         cursor.execute(
             f"""INSERT INTO {_DOCUMENT} (collection_id, doc_id, title, body, is_html, url, metadata, has_text, text_hash)
-                SELECT %s, doc_id, '', '', false, '', '{{}}', false, '' FROM (SELECT DISTINCT doc_id FROM pool_plan) p
+                SELECT %s, doc_id, '', '', false, '', '{{}}', false, '' FROM (SELECT DISTINCT doc_id FROM pool_new) p
                 ON CONFLICT (collection_id, doc_id) DO NOTHING""",
             [collection_id],
         )
         stubs = cursor.rowcount
         cursor.execute(
-            f"""INSERT INTO {_POOLENTRY} (topic_id, document_id, "order", duplicate_of_id, strategy, added_at)
-                SELECT n.topic_id, d.id, n.ord, NULL, %s, now()
-                FROM pool_new n JOIN {_DOCUMENT} d ON d.collection_id = %s AND d.doc_id = n.doc_id""",
+            f"""WITH added AS (
+                  INSERT INTO {_POOLENTRY} (topic_id, document_id, "order", duplicate_of_id, strategy, added_at)
+                  SELECT n.topic_id, d.id, n.ord, NULL, %s, now()
+                  FROM pool_new n JOIN {_DOCUMENT} d ON d.collection_id = %s AND d.doc_id = n.doc_id
+                  RETURNING id, topic_id, document_id)
+                SELECT a.topic_id, d.doc_id, a.id FROM added a JOIN {_DOCUMENT} d ON d.id = a.document_id""",
             [tag, collection_id],
         )
-        cursor.execute(
-            f"""INSERT INTO {_POOLSOURCE} (entry_id, run_id, "order", position)
-                SELECT e.id, p.run_id, p.ord, p.position
-                FROM pool_plan p
-                JOIN {_DOCUMENT} d ON d.collection_id = %s AND d.doc_id = p.doc_id
-                JOIN {_POOLENTRY} e ON e.topic_id = p.topic_id AND e.document_id = d.id
-                ON CONFLICT (entry_id, run_id, "order") DO NOTHING""",
-            [collection_id],
+        added = {(topic_id, doc): entry_id for topic_id, doc, entry_id in cursor.fetchall()}
+        earlier = []
+        cursor.copy_expert(
+            f"COPY {_POOLSOURCE} (entry_id, run_id, rank_position, score_position) FROM STDIN",
+            _SourceCopy(source_rows, added, earlier),
+            1 << 20,
         )
-        cursor.execute("DROP TABLE pool_plan, pool_new")
+        if earlier:
+            _copy_into_temp(cursor, "pool_plan", "topic_id bigint, doc_id text, run_id bigint, by_rank integer, by_score integer", earlier)
+            # A position recorded before is kept; one the earlier builds did not read (the other order) is filled in.
+            cursor.execute(
+                f"""INSERT INTO {_POOLSOURCE} AS s (entry_id, run_id, rank_position, score_position)
+                    SELECT e.id, p.run_id, p.by_rank, p.by_score
+                    FROM pool_plan p
+                    JOIN {_DOCUMENT} d ON d.collection_id = %s AND d.doc_id = p.doc_id
+                    JOIN {_POOLENTRY} e ON e.topic_id = p.topic_id AND e.document_id = d.id
+                    ON CONFLICT (entry_id, run_id) DO UPDATE
+                       SET rank_position = COALESCE(s.rank_position, EXCLUDED.rank_position),
+                           score_position = COALESCE(s.score_position, EXCLUDED.score_position)
+                     WHERE (s.rank_position IS NULL AND EXCLUDED.rank_position IS NOT NULL)
+                        OR (s.score_position IS NULL AND EXCLUDED.score_position IS NOT NULL)""",
+                [collection_id],
+            )
+            cursor.execute("DROP TABLE pool_plan")
+        cursor.execute("DROP TABLE pool_new")
     return stubs
+
+
+class _SourceCopy:
+    """The sources of new entries as COPY text (entry id, run id, positions), made as PostgreSQL reads them; the
+    sources of entries pooled before are set aside in `earlier`."""
+
+    def __init__(self, rows: Iterable[tuple], added: Mapping[tuple[int, str], int], earlier: list[tuple]) -> None:
+        self.rows, self.added, self.earlier = iter(rows), added, earlier
+
+    def read(self, size: int = -1) -> bytes:
+        lines: list[str] = []
+        while not lines:  # an empty answer would end the COPY
+            chunk = list(itertools.islice(self.rows, 20_000))
+            if not chunk:
+                return b""
+            for row in chunk:
+                entry_id = self.added.get(row[:2])
+                if entry_id is None:
+                    self.earlier.append(row)
+                else:
+                    lines.append(f"{entry_id}\t{row[2]}\t{_copy_int(row[3])}\t{_copy_int(row[4])}\n")
+        return "".join(lines).encode()
+
+
+def _copy_int(value: int | None) -> str:
+    return "\\N" if value is None else str(value)
 
 
 def _write_orm(collection_id: int, tag: str, new_rows: list[tuple], source_rows: Iterable[tuple]) -> int:
@@ -542,14 +581,19 @@ def _write_orm(collection_id: int, tag: str, new_rows: list[tuple], source_rows:
     )
     rows = PoolEntry.objects.filter(topic_id__in={row[0] for row in plan}).values_list("topic_id", "document_id", "id")
     entries = {(topic_id, document_id): pk for topic_id, document_id, pk in rows}
-    PoolSource.objects.bulk_create(
-        [
-            PoolSource(entry_id=entries[(topic_id, documents[doc])], run_id=run_id, order=order, position=position)
-            for topic_id, doc, run_id, order, position in plan
-        ],
-        batch_size=_BATCH,
-        ignore_conflicts=True,
-    )
+    known = {(source.entry_id, source.run_id): source for source in PoolSource.objects.filter(entry__topic_id__in={row[0] for row in plan})}
+    added, filled = [], []
+    for topic_id, doc, run_id, by_rank, by_score in plan:
+        entry_id = entries[(topic_id, documents[doc])]
+        source = known.get((entry_id, run_id))
+        if source is None:
+            added.append(PoolSource(entry_id=entry_id, run_id=run_id, rank_position=by_rank, score_position=by_score))
+        elif (source.rank_position is None and by_rank) or (source.score_position is None and by_score):
+            source.rank_position = source.rank_position or by_rank
+            source.score_position = source.score_position or by_score
+            filled.append(source)
+    PoolSource.objects.bulk_create(added, batch_size=_BATCH)
+    PoolSource.objects.bulk_update(filled, ["rank_position", "score_position"], batch_size=_BATCH)
     return stubs
 
 
@@ -916,44 +960,24 @@ def _fillable(campaign: Campaign, runs: dict[int, str], topics: list[Topic], roo
     """topic id -> min(room, documents the runs retrieved that are not pooled yet): what a budget strategy adds.
 
     A run with L lines for a topic has at least L - (pooled documents) unpooled ones, so when the topic's longest
-    run is long enough the answer is `room` without reading any line: its length is one index probe per run
-    and topic (the last score_position). Only topics whose runs are all too short are counted exactly.
+    run is long enough the answer is `room` without reading any line: the stored rankings know their lengths.
+    Only topics whose runs are all too short are counted exactly.
     """
     wanted = [t.pk for t in topics if room[t.pk] > 0]
     if not wanted:
         return {t.pk: 0 for t in topics}
-    longest = _longest_runs(wanted, list(runs))
+    longest = rankings.longest(list(runs), wanted)
     short = [t for t in wanted if longest.get(t, 0) - current[t] < room[t]]
     unpooled: dict[int, int] = {}
     if short:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"""SELECT r.topic_id, COUNT(DISTINCT r.doc_id) FROM {_RUNENTRY} r
-                    WHERE r.topic_id IN {_placeholders(short)} AND r.run_id IN {_placeholders(runs)} AND NOT EXISTS (
-                        SELECT 1 FROM {_POOLENTRY} e JOIN {_DOCUMENT} d ON d.id = e.document_id
-                        WHERE e.topic_id = r.topic_id AND d.doc_id = r.doc_id)
-                    GROUP BY r.topic_id""",
-                [*short, *runs],
-            )
-            unpooled = dict(cursor.fetchall())
+        retrieved: dict[int, set[str]] = defaultdict(set)
+        for _, topic_id, lines in rankings.all_lines(list(runs), short):
+            retrieved[topic_id].update(line[0] for line in lines)
+        pooled = PoolEntry.objects.filter(topic_id__in=short).values_list("topic_id", "document__doc_id")
+        for topic_id, doc in pooled.iterator(chunk_size=20_000):
+            retrieved[topic_id].discard(doc)
+        unpooled = {topic_id: len(docs) for topic_id, docs in retrieved.items()}
     return {t.pk: min(room[t.pk], unpooled.get(t.pk, 0)) if t.pk in short else room[t.pk] for t in topics}
-
-
-def _longest_runs(topic_ids: list[int], run_ids: list[int]) -> dict[int, int]:
-    """topic id -> the most lines any of the runs has for it. On PostgreSQL one index probe per (run, topic) (the
-    last score_position); SQLite (the demo) aggregates the lines instead."""
-    if connection.vendor != "postgresql":
-        rows = RunEntry.objects.filter(topic_id__in=topic_ids, run_id__in=run_ids).values("topic_id")
-        return dict(rows.annotate(longest=Max("score_position")).values_list("topic_id", "longest"))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""SELECT t.id, MAX(last.position) FROM unnest(%s::bigint[]) AS t(id) CROSS JOIN unnest(%s::bigint[]) AS r(id)
-                CROSS JOIN LATERAL (SELECT score_position AS position FROM {_RUNENTRY} e
-                                    WHERE e.run_id = r.id AND e.topic_id = t.id ORDER BY score_position DESC LIMIT 1) last
-                GROUP BY t.id""",
-            [topic_ids, run_ids],
-        )
-        return dict(cursor.fetchall())
 
 
 # --------------------------------------------------------------------------------------------------------------

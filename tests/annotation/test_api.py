@@ -136,7 +136,7 @@ def test_an_item_is_the_sanitised_document_with_the_callers_label(login, assignm
 
 def test_no_response_names_runs_ranks_or_scores(login, assignment, pool, campaign):
     run = Run.objects.create(campaign=campaign, tag="secret-team-bm25")
-    PoolSource.objects.create(entry=pool[0], run=run, order="rank", position=1)
+    PoolSource.objects.create(entry=pool[0], run=run, rank_position=1)
     client = login(assignment.assessor)
     put(client, assignment, pool[0], relevance=1)
     for url in (

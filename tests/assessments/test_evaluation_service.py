@@ -13,31 +13,23 @@ from rest_framework.test import APIClient
 from sklearn.metrics import accuracy_score, f1_score
 
 from assessments.formats.qrels import parse_qrels
-from assessments.models import Run, RunEntry
+from assessments.models import Run
 from assessments.services.evaluation import EvaluationError, evaluate_runs
 from assessments.services.exports import export_qrels
 from assessments.services.judging import Labels, record_judgment
 from tests.factories import CampaignFactory, DocumentFactory, TopicFactory, UserFactory
+from tests.rankings import store_ranking
 
 pytestmark = pytest.mark.django_db
 
 
 def add_run(campaign, tag, lines, *, team="", stance=False):
-    """lines: topic number -> [(doc, rank, score[, stance])]. Positions are worked out here, independently of the
-    importer: score descending with ties by doc id descending (trec_eval), and rank ascending."""
+    """lines: topic number -> [(doc, rank, score[, stance])]; orders are worked out in tests/rankings.py."""
     run = Run.objects.create(campaign=campaign, tag=tag, team=team, has_stance=stance)
-    rows = []
     for number, entries in lines.items():
         topic = campaign.topics.filter(number=number).first() or TopicFactory(campaign=campaign, number=number)
-        by_score = sorted(entries, key=lambda e: (e[2], e[0]), reverse=True)
-        by_rank = sorted(entries, key=lambda e: e[1])
         assert len({e[1] for e in entries}) == len(entries), "keep ranks distinct in these hand cases"
-        for doc, rank, score, *label in entries:
-            rows.append(RunEntry(
-                run=run, topic=topic, doc_id=doc, rank=rank, score=score, stance=label[0] if label else "",
-                score_position=[e[0] for e in by_score].index(doc) + 1, rank_position=[e[0] for e in by_rank].index(doc) + 1,
-            ))
-    RunEntry.objects.bulk_create(rows)
+        store_ranking(run, topic, entries)
     return run
 
 

@@ -49,10 +49,10 @@ def test_depth_5_pool_of_touche_2021_task1_is_the_union_of_every_runs_top_5(camp
         pooled[topic].add(doc)
     assert {t: set(docs) for t, docs in expected.items()} == dict(pooled)
     sources = defaultdict(lambda: defaultdict(set))
-    for topic, doc, tag, order, position in PoolSource.objects.filter(entry__topic__campaign=campaign).values_list(
-        "entry__topic__number", "entry__document__doc_id", "run__tag", "order", "position"
+    for topic, doc, tag, by_rank, by_score in PoolSource.objects.filter(entry__topic__campaign=campaign).values_list(
+        "entry__topic__number", "entry__document__doc_id", "run__tag", "rank_position", "score_position"
     ):
-        sources[topic][doc].add((tag, order, position))
+        sources[topic][doc].update((tag, order, position) for order, position in (("rank", by_rank), ("score", by_score)) if position)
     assert {t: dict(docs) for t, docs in sources.items()} == {t: dict(docs) for t, docs in expected.items()}
     assert summary.total == sum(len(docs) for docs in expected.values())
     # Ties and ranks starting at 0 make the orders differ in these runs: the union is larger than either order.

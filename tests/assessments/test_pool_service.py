@@ -12,7 +12,8 @@ from assessments.models import Document, Judgment, JudgmentEvent, PoolEntry, Poo
 from assessments.services import pooling
 from assessments.services.judging import Labels, record_judgment
 from assessments.services.pooling import PoolingError, PoolSpec, build_pool
-from tests.assessments.pool_fixtures import add_run, rank_order, ranked, score_order
+from tests.assessments.pool_fixtures import add_run, ranked
+from tests.rankings import rank_order, score_order
 from tests.factories import DocumentFactory, TopicFactory
 
 
@@ -26,9 +27,14 @@ def pool_of(topic) -> set[str]:
 
 
 def sources_of(topic, doc) -> set[tuple[str, str, int]]:
-    return set(
-        PoolSource.objects.filter(entry__topic=topic, entry__document__doc_id=doc).values_list("run__tag", "order", "position")
-    )
+    """(run tag, order, position) for every order a run put the document in the pool by."""
+    rows = PoolSource.objects.filter(entry__topic=topic, entry__document__doc_id=doc)
+    return {
+        (tag, order, position)
+        for tag, by_rank, by_score in rows.values_list("run__tag", "rank_position", "score_position")
+        for order, position in (("rank", by_rank), ("score", by_score))
+        if position is not None
+    }
 
 
 def depth(k, order="both", runs=()):
@@ -561,8 +567,8 @@ def test_export_lists_one_line_per_entry(campaign, topics):
 def test_rank_and_score_helpers_agree_with_the_readme():
     # The fixture's own orders, checked on the README's example of a tie: trec_eval takes the larger id first.
     lines = [("doc-1", 1, 5.0), ("doc-2", 2, 5.0), ("doc-3", 0, 1.0)]
-    assert score_order(lines) == ["doc-2", "doc-1", "doc-3"]
-    assert rank_order(lines) == ["doc-3", "doc-1", "doc-2"]
+    assert [line[0] for line in score_order(lines)] == ["doc-2", "doc-1", "doc-3"]
+    assert [line[0] for line in rank_order(lines)] == ["doc-3", "doc-1", "doc-2"]
 
 
 class TestBuildsAsJobs:

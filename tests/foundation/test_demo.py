@@ -14,10 +14,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 COUNTS = """
 from accounts.models import User
-from assessments.models import Assignment, Document, PoolEntry, PoolSource, Run, RunEntry, Topic
+from django.db.models import Sum
+from assessments.models import Assignment, Document, PoolEntry, PoolSource, Ranking, Run, Topic
 print("COUNTS " + json.dumps({
     "users": User.objects.count(), "topics": Topic.objects.count(), "documents": Document.objects.count(),
-    "runs": Run.objects.count(), "run_entries": RunEntry.objects.count(), "pool": PoolEntry.objects.count(),
+    "runs": Run.objects.count(), "run_lines": Ranking.objects.aggregate(n=Sum("length"))["n"], "pool": PoolEntry.objects.count(),
     "sources": PoolSource.objects.count(), "assignments": Assignment.objects.count(),
 }))
 """

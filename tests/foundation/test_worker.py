@@ -11,7 +11,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 
-from assessments.models import Job, RunEntry
+from assessments.models import Job, Ranking
 from assessments.services.imports import import_topics, start_import
 from touchstone.celery import app
 
@@ -71,4 +71,4 @@ def test_a_real_worker_imports_an_uploaded_run_and_records_progress(worker, camp
 
     assert job.status == Job.Status.SUCCEEDED, job.errors
     assert job.done == job.total > 0
-    assert RunEntry.objects.filter(run__campaign=campaign, run__tag="demo-stance").count() == 18
+    assert sum(Ranking.objects.filter(run__campaign=campaign, run__tag="demo-stance").values_list("length", flat=True)) == 18

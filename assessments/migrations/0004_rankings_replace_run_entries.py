@@ -22,7 +22,7 @@ def rankings_from_run_entries(apps, schema_editor):
         Ranking.objects.create(
             run_id=run_id, topic_id=topic_id, length=len(rows),
             docs=[row[0] for row in rows], ranks=[row[1] for row in rows], scores=[row[2] for row in rows],
-            stances=[row[3] for row in rows] if any(row[3] for row in rows) else None,
+            stances=[row[3] or None for row in rows] if any(row[3] for row in rows) else None,
             by_rank=None if by_rank == list(range(1, len(rows) + 1)) else by_rank,
         )
 

@@ -73,7 +73,8 @@ def main() -> None:
         [Topic(campaign=campaign, number=str(51 + i), title=f"Topic {51 + i}", position=i) for i in range(args.topics)]
     )
     start = time.perf_counter()
-    lines = generate_runs(campaign, topics, runs=args.runs, lines=args.lines, candidates=args.candidates)
+    generate_runs(campaign, topics, runs=args.runs, lines=args.lines, candidates=args.candidates)
+    lines = args.runs * args.topics * args.lines
     print(f"PostgreSQL {connection.pg_version}; {args.runs} runs × {args.topics} topics × {args.lines} lines = "
           f"{lines:,} run lines written with COPY in {time.perf_counter() - start:.1f} s (setup)")
 

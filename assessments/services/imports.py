@@ -523,8 +523,8 @@ def import_runs(
     warnings = [warning for run in runs.values() for warning in run.warnings]
     if sources.cleared or sources.kept:
         warnings.append(
-            f"the pool was built from the replaced runs: {sources.kept} pool sources now point at the new lines,"
-            f" {sources.cleared} were cleared (their documents left the runs); pool entries and judgments are kept."
+            f"the pool was built from the replaced runs: pool sources now pointing at the new lines: {sources.kept},"
+            f" cleared (their documents left the runs): {sources.cleared}; pool entries and judgments are kept."
             " Build the pool again to add documents the new versions rank high."
         )
     text = f"{_files_label(files)}: {len(runs)} run{'s' if len(runs) != 1 else ''} with {lines:,} lines stored ({len(runs) - len(replaced)} new, {len(replaced)} replaced)"

@@ -211,7 +211,7 @@ def test_a_tag_imported_again_replaces_its_lines_and_keeps_pool_entries(import_c
     assert set(PoolEntry.objects.values_list("pk", flat=True)) == {kept.pk, gone.pk}
     assert list(PoolSource.objects.values_list("entry_id", "rank_position", "score_position")) == [(kept.pk, 1, 1)]
     assert summary.counts["replaced"] == ["alpha"]
-    assert "1 pool sources now point at the new lines, 1 were cleared" in summary.warnings[-1]
+    assert "pool sources now pointing at the new lines: 1, cleared (their documents left the runs): 1;" in summary.warnings[-1]
 
 
 def test_a_replaced_run_keeps_the_orders_its_sources_were_pooled_by(import_campaign, write_file):

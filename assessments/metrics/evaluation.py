@@ -27,7 +27,7 @@ import heapq
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
+from operator import itemgetter, neg
 from typing import Literal
 
 Order = Literal["score", "rank"]
@@ -88,6 +88,22 @@ def order_run(entries: Iterable[Entry], *, by: Order = "score", depth: int | Non
     if len(set(docs)) != len(docs):
         raise ValueError("a document id occurs more than once for one topic")
     return docs
+
+
+def order_positions(docs: Sequence[str], ranks: Sequence[int], scores: Sequence[float], *, by: Order = "score") -> list[int]:
+    """Return ``order_run``'s order of one topic's lines held as columns: their 0-based positions, best first.
+
+    The importer orders 4.2 M lines this way. Sorting (key, doc id, position) triples compares them in C, where
+    ``order_run`` calls a key function per entry. The triples sort as ``order_run``'s keys do, largest first, and
+    the position never decides, because a document id occurs once per topic (the reader refuses repeats).
+    """
+    if by not in _ORDERS:
+        raise ValueError(f"unknown order {by!r}: expected 'score' or 'rank'")
+    key = scores if by == "score" else list(map(neg, ranks))
+    return list(map(_THIRD, sorted(zip(key, docs, range(len(docs))), reverse=True)))
+
+
+_THIRD = itemgetter(2)
 
 
 def _check_cutoff(k: int) -> None:

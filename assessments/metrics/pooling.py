@@ -1,7 +1,8 @@
 """Decide which run documents get judged, and in which order assessors see them.
 
-Pure Python with no Django import: ``services/pooling.py`` reads ``RunEntry`` rows for a topic and passes them in
-as ``runs``, a mapping from run tag to that run's ``(doc_id, rank, score)`` entries for the topic.
+Pure Python with no Django import: ``services/pooling.py`` reads a topic's stored rankings and passes them in,
+as ``runs`` (run tag -> that run's ``(doc_id, rank, score)`` entries for the topic) or, for depth pools, as the
+heads of both orders computed at import (``Heads``).
 
 Orders. A run can be read in two orders, and they can give different top-k lists in real Touché runs (tied
 scores, ranks that disagree with scores, ranks starting at 0):
@@ -19,7 +20,8 @@ column starts at.
 Strategies:
 
 * ``depth_pool``: the classic TREC/Touché depth-k pool, by default the union over both orders, so evaluation
-  can later pick either order and still find every top-k document judged.
+  can later pick either order and still find every top-k document judged. ``pool_of_heads`` is the same for
+  runs whose orders were computed already.
 * ``rbp_pool``: a fixed budget filled by rank-biased priority (Moffat, Webber & Zobel, 2007).
 * ``next_documents``: adaptive selection that uses the judgments made so far, after Losada, Parapar & Barreiro
   (multi-armed bandits, 2016/2017) and Cormack, Palmer & Clarke's Move-to-Front (1998).
@@ -27,13 +29,13 @@ Strategies:
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import heapq
 import itertools
 import random
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
+
+from assessments.collector import collector_paused
 
 from .evaluation import Entry, Order, order_run
 
@@ -68,22 +70,6 @@ def _with_positions(ranking: Iterable[str]) -> Iterator[tuple[str, int]]:
     return ((doc, position) for position, doc in enumerate(ranking, start=1))
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    # Building a pool allocates one tuple per contribution and one list per document, and none of them form
-    # reference cycles. While the service holds millions of run rows, these allocations keep triggering CPython's
-    # full collections, which re-scan everything alive: two thirds of the time at depth 100 in bench/pooling_pure.py.
-    # Pausing the cyclic collector for the call loses nothing, because reference counting frees all of it.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-@_collector_paused()
 def depth_pool(
     runs: Runs, *, depth: int = 5, orders: Sequence[Order] = ("rank", "score")
 ) -> dict[str, list[Contribution]]:
@@ -95,15 +81,27 @@ def depth_pool(
     the contributions into the stored pool: documents not already there are the new ones to judge. The result is
     the same as re-pooling all runs.
     """
+    # dict.fromkeys drops a repeated order without reordering, so ("rank", "rank") cannot list a run twice.
+    heads = {run: {order: order_run(entries, by=order, depth=depth) for order in dict.fromkeys(orders)} for run, entries in runs.items()}
+    return pool_of_heads(heads, depth=depth)
+
+
+Heads = Mapping[str, Mapping[Order, Sequence[str]]]
+"""One topic's runs already read in order: run tag -> order -> doc ids from the top (``order_run``'s output, at
+least ``depth`` of them or the whole run)."""
+
+
+@collector_paused()
+def pool_of_heads(heads: Heads, *, depth: int) -> dict[str, list[Contribution]]:
+    """``depth_pool`` for runs whose orders are known already (stored at import): the union of the first ``depth``
+    documents of every list, with the same contributions in the same order, without sorting any run again."""
     pool: dict[str, list[Contribution]] = {}
-    for run in sorted(runs):
-        entries = runs[run]
-        # dict.fromkeys drops a repeated order without reordering, so ("rank", "rank") cannot list a run twice.
-        for order in dict.fromkeys(orders):
+    for run in sorted(heads):
+        for order, ranking in heads[run].items():
             # tuple.__new__ skips NamedTuple's Python-level constructor: three times faster for 840,000 contributions.
             positions = zip(itertools.repeat(run), itertools.repeat(order), itertools.count(1))
             contributions = map(tuple.__new__, itertools.repeat(Contribution), positions)
-            for doc, contribution in zip(order_run(entries, by=order, depth=depth), contributions):
+            for doc, contribution in zip(ranking[:depth], contributions):
                 pool.setdefault(doc, []).append(contribution)
     return {doc: pool[doc] for doc in sorted(pool)}
 

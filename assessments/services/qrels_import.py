@@ -34,6 +34,7 @@ from assessments.formats.errors import FormatError
 from assessments.formats.qrels import parse_qrels
 from assessments.models import Campaign, Document, Job, Judgment, JudgmentEvent
 from assessments.services import jobs
+from assessments.services.campaigns import lock_campaign
 from assessments.services.imports import (
     ImportProblem,
     ImportSummary,
@@ -41,7 +42,6 @@ from assessments.services.imports import (
     _count_lines,
     _job_inputs,
     _keep,
-    _lock,
     _upload_folder,
 )
 from assessments.services.jobs import Progress
@@ -83,7 +83,7 @@ def import_qrels(
                 progress.advance(line, total)
         rows.seek(0)
         with transaction.atomic():
-            _lock(campaign)
+            lock_campaign(campaign)
             user = _import_assessor(assessor)
             created, updated, stubs = _store(rows, campaign=campaign, kind=kind, assessor=user, phase=phase, source=source, topics=topics)
     if progress:

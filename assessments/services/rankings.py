@@ -49,6 +49,38 @@ def top_lines(
         yield run_id, topic_id, _picked(lists, by_rank, depth=depth, orders=orders)
 
 
+def heads(
+    run_ids: Sequence[int], topic_ids: Sequence[int], *, depth: int, orders: Sequence[str]
+) -> Iterator[tuple[int, int, dict[str, list[str]]]]:
+    """(run id, topic id, order -> the first `depth` doc ids under it) per stored ranking, for each of `orders`
+    ("rank", "score") in the order given: what a depth pool needs, without ranks, scores or stances."""
+    if not run_ids or not topic_ids:
+        return
+    if connection.vendor == "postgresql":
+        reach = "greatest(%(k)s, (SELECT max(i) FROM unnest(by_rank[1:%(k)s]) i))" if "rank" in orders else "%(k)s"
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""SELECT run_id, topic_id, by_rank[1:%(k)s], docs[1:n]
+                    FROM (SELECT run_id, topic_id, by_rank, docs, CASE WHEN by_rank IS NULL THEN %(k)s ELSE {reach} END AS n
+                          FROM {_TABLE} WHERE run_id = ANY(%(runs)s) AND topic_id = ANY(%(topics)s)) r""",
+                {"k": depth, "runs": list(run_ids), "topics": list(topic_ids)},
+            )
+            for run_id, topic_id, by_rank, docs in cursor:
+                yield run_id, topic_id, _heads(docs, by_rank, depth=depth, orders=orders)
+        return
+    rows = Ranking.objects.filter(run_id__in=run_ids, topic_id__in=topic_ids).values_list("run_id", "topic_id", "docs", "by_rank")
+    for run_id, topic_id, docs, by_rank in rows.iterator(chunk_size=200):
+        yield run_id, topic_id, _heads(docs, by_rank, depth=depth, orders=orders)
+
+
+def _heads(docs: list[str], by_rank: list[int] | None, *, depth: int, orders: Sequence[str]) -> dict[str, list[str]]:
+    by_score = docs[:depth]
+    return {
+        order: by_score if order == "score" or by_rank is None else [docs[i - 1] for i in by_rank[:depth]]
+        for order in orders
+    }
+
+
 def _picked(lists: list, by_rank: list[int] | None, *, depth: int, orders: frozenset[str]) -> list[Line]:
     docs, ranks, scores, stances = lists
     head = range(min(depth, len(docs)))

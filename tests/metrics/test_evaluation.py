@@ -19,6 +19,7 @@ from assessments.metrics.evaluation import (
     evaluate_run,
     judged_at_k,
     ndcg_at_k,
+    order_positions,
     order_run,
     stance_scores,
 )
@@ -102,6 +103,21 @@ def test_depth_keeps_the_head_of_the_full_order_even_across_ties(by):
     full = order_run(entries, by=by)
     for depth in (1, 2, 5, 10, 299, 300, 301):
         assert order_run(entries, by=by, depth=depth) == full[:depth]
+
+
+def test_order_positions_gives_the_lines_in_the_same_order_as_order_run():
+    # Hand-worked: scores tie between b and c (c first: doc id descending); ranks tie between a and c.
+    docs, ranks, scores = ["a", "b", "c", "d"], [2, 1, 2, 0], [0.5, 1.0, 1.0, -3.0]
+    assert order_positions(docs, ranks, scores, by="score") == [2, 1, 0, 3]
+    assert order_positions(docs, ranks, scores, by="rank") == [3, 1, 2, 0]
+
+    rng = random.Random(11)
+    docs = [f"doc{d}" for d in rng.sample(range(10_000), 500)]
+    ranks = [rng.randrange(-3, 40) for _ in docs]
+    scores = [rng.randrange(8) / 4 - 1 for _ in docs]
+    for by in ("score", "rank"):
+        positions = order_positions(docs, ranks, scores, by=by)
+        assert [docs[i] for i in positions] == order_run(zip(docs, ranks, scores), by=by)
 
 
 def test_order_accepts_an_iterator():

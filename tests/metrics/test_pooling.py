@@ -17,6 +17,7 @@ from assessments.metrics.pooling import (
     depth_pool,
     next_documents,
     pool_cost,
+    pool_of_heads,
     presentation_order,
     rbp_pool,
     rbp_priorities,
@@ -82,6 +83,18 @@ def test_top_k_rejects_bad_input(entries, k, order):
 
 def test_depth_pool_is_the_union_of_both_orders():
     assert depth_pool(RUNS, depth=2) == DEPTH_2_POOL
+
+
+def test_pool_of_heads_pools_orders_read_before_and_cuts_them_at_the_depth():
+    # RUNS read in each order by hand (the tie-breaks as in the comments above), three deep.
+    heads = {
+        "alpha": {"rank": ["d1", "d2", "d3"], "score": ["d2", "d3", "d1"]},
+        "beta": {"rank": ["d5", "d3", "d6"], "score": ["d6", "d5", "d3"]},
+        "gamma": {"rank": ["d9", "d8", "d2"], "score": ["d8", "d9", "d2"]},
+    }
+    assert pool_of_heads(heads, depth=2) == DEPTH_2_POOL
+    only_scores = {run: {"score": orders["score"]} for run, orders in heads.items()}
+    assert pool_of_heads(only_scores, depth=1) == {"d2": [("alpha", "score", 1)], "d6": [("beta", "score", 1)], "d8": [("gamma", "score", 1)]}
 
 
 @pytest.mark.parametrize(

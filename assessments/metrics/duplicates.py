@@ -35,9 +35,12 @@ from fractions import Fraction
 
 # Unicode-aware: anything that is neither a word character nor whitespace.
 _PUNCTUATION = re.compile(r"[^\w\s]+")
-# The same rule for ASCII text as a translation table: about three times faster than the regular expression, and
-# most pool documents are ASCII.
-_ASCII_PUNCTUATION = str.maketrans({c: " " for c in range(128) if _PUNCTUATION.match(chr(c))})
+# The same rule for ASCII text as a table over bytes that also lowercases and turns every whitespace character into a
+# space (bytes.split knows fewer of them than str.split): a third faster than str methods, four times faster than
+# the regular expression, and most documents are ASCII.
+_ASCII_FOLD = bytes(
+    32 if _PUNCTUATION.match(chr(c)) or chr(c).isspace() else ord(chr(c).lower()) for c in range(128)
+) + bytes(range(128, 256))
 
 _MASK64 = (1 << 64) - 1
 # The packed inverted index is split by the top bits of the shingle hash, so only one part is sorted at a time.
@@ -56,9 +59,19 @@ def normalise(text: str) -> str:
     letters of every script stay.
     """
     if text.isascii():  # NFKC leaves ASCII unchanged, and casefold() is lower() on it
-        return " ".join(text.lower().translate(_ASCII_PUNCTUATION).split())
+        return _ascii_normalised(text).decode()
     folded = unicodedata.normalize("NFKC", text).casefold()
     return " ".join(_PUNCTUATION.sub(" ", folded).split())
+
+
+def normalised_utf8(text: str) -> bytes:
+    """``normalise(text)`` as UTF-8, what a digest of it reads: ASCII text (a million passages at import) never
+    becomes a str again."""
+    return _ascii_normalised(text) if text.isascii() else normalise(text).encode()
+
+
+def _ascii_normalised(text: str) -> bytes:
+    return b" ".join(text.encode().translate(_ASCII_FOLD).split())
 
 
 def exact_groups(docs: Mapping[str, str]) -> list[list[str]]:
@@ -70,7 +83,7 @@ def exact_groups(docs: Mapping[str, str]) -> list[list[str]]:
     """
     by_digest: dict[bytes, list[str]] = {}
     for doc_id in sorted(docs):
-        by_digest.setdefault(_digest(normalise(docs[doc_id])), []).append(doc_id)
+        by_digest.setdefault(_digest(normalised_utf8(docs[doc_id])), []).append(doc_id)
     return sorted(group for group in by_digest.values() if len(group) > 1)
 
 
@@ -133,7 +146,7 @@ def near_duplicate_groups(docs: Mapping[str, str], *, n: int = 8, threshold: flo
 
     for i, doc_id in enumerate(ids):
         text = normalise(docs[doc_id])
-        first = first_with_digest.setdefault(_digest(text), i)
+        first = first_with_digest.setdefault(_digest(text.encode()), i)
         if first != i:
             _union(parent, first, i)
             continue
@@ -179,8 +192,8 @@ def near_duplicate_groups(docs: Mapping[str, str], *, n: int = 8, threshold: flo
     return sorted(group for group in groups.values() if len(group) > 1)
 
 
-def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+def _digest(text: bytes) -> bytes:
+    return hashlib.blake2b(text, digest_size=16).digest()
 
 
 def _find(parent: list[int], x: int) -> int:

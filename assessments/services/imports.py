@@ -48,7 +48,7 @@ from assessments.formats.errors import FormatError
 from assessments.formats.qrels import topic_sort_key
 from assessments.formats.topics_xml import parse_topics
 from assessments.formats.trec_run import RunBlock, read_run
-from assessments.metrics.duplicates import normalise
+from assessments.metrics.duplicates import normalised_utf8
 from assessments.metrics.evaluation import order_positions
 from assessments.models import Campaign, Document, Job, PoolSource, Ranking, Run, Topic
 from assessments.services import jobs, rankings
@@ -253,7 +253,7 @@ def import_documents(
     progress.advance(0, total)
 
     read = skipped = long_urls = 0
-    with tempfile.TemporaryFile() as spool:
+    with tempfile.TemporaryFile() as spool, collector_paused():
         write = spool.write
         done = 0
         for file, lines in zip(files, line_totals):
@@ -313,7 +313,7 @@ def _named(records: Iterator, file: InputFile) -> Iterator:
 
 def text_hash(body: str) -> str:
     """sha1 of the normalised text: the same normalisation duplicate grouping uses, so equal hashes are exact duplicates."""
-    return hashlib.sha1(normalise(body).encode()).hexdigest()
+    return hashlib.sha1(normalised_utf8(body)).hexdigest()
 
 
 def _copy_escape(text: str) -> str:
@@ -334,6 +334,8 @@ def _copy_unescape(field: str) -> str:
 
 
 def _metadata_json(metadata: dict) -> str:
+    if not metadata:
+        return "{}"
     dumped = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
     # jsonb refuses \u0000 too; only then pay for a walk over the value.
     return json.dumps(_strip_nul(metadata), ensure_ascii=False, separators=(",", ":")) if "\\u0000" in dumped else dumped

@@ -219,7 +219,7 @@ def build_pool(*, campaign: Campaign, spec: PoolSpec, progress: Progress | None 
     missing_per_topic = _missing_per_topic(campaign)
     counts = [TopicCount(**{**asdict(c), "missing": missing_per_topic.get(c.number, 0)}) for c in counts]
     missing_total = sum(missing_per_topic.values())
-    missing = _missing_listed(campaign, limit=MISSING_LISTED) if missing_total else []
+    missing = _missing_listed(campaign, missing_per_topic, limit=MISSING_LISTED) if missing_total else []
     if missing_total:
         warnings.append(
             f"{missing_total} pooled documents are not in the collection {campaign.collection.slug!r}; "
@@ -511,15 +511,15 @@ def _write_copied(collection_id: int, tag: str, new_rows: list[tuple], source_ro
         )
         stubs = cursor.rowcount
         cursor.execute(
-            f"""WITH added AS (
-                  INSERT INTO {_POOLENTRY} (topic_id, document_id, "order", duplicate_of_id, strategy, added_at)
-                  SELECT n.topic_id, d.id, n.ord, NULL, %s, now()
-                  FROM pool_new n JOIN {_DOCUMENT} d ON d.collection_id = %s AND d.doc_id = n.doc_id
-                  RETURNING id, topic_id, document_id)
-                SELECT a.topic_id, d.doc_id, a.id FROM added a JOIN {_DOCUMENT} d ON d.id = a.document_id""",
+            f"""INSERT INTO {_POOLENTRY} (topic_id, document_id, "order", duplicate_of_id, strategy, added_at)
+                SELECT n.topic_id, d.id, n.ord, NULL, %s, now()
+                FROM pool_new n JOIN {_DOCUMENT} d ON d.collection_id = %s AND d.doc_id = n.doc_id
+                RETURNING topic_id, "order", id""",
             [tag, collection_id],
         )
-        added = {(topic_id, doc): entry_id for topic_id, doc, entry_id in cursor.fetchall()}
+        # A new entry is known by its topic and place in the queue, both unique among the new rows.
+        doc_at = {(topic_id, order): doc for topic_id, doc, order in new_rows}
+        added = {(topic_id, doc_at[topic_id, order]): entry_id for topic_id, order, entry_id in cursor.fetchall()}
         earlier = []
         cursor.copy_expert(
             f"COPY {_POOLSOURCE} (entry_id, run_id, rank_position, score_position) FROM STDIN",
@@ -646,16 +646,16 @@ def _copy_into_temp(cursor, table: str, columns: str, rows: Iterable[tuple]) -> 
 
 
 def _missing_per_topic(campaign: Campaign) -> dict[str, int]:
-    """Topic number -> pooled documents without text. Each entry looks its document up by primary key: as a join,
-    right after a build has added tens of thousands of entries and stubs the statistics have not seen yet, the
-    planner expects one stub and one entry and can choose a nested loop that scans the documents once per topic
-    (5 s instead of 0.15 s at depth 100 in bench/pooling.py)."""
+    """Topic number -> pooled documents without text, in topic order. Each entry looks its document up by primary
+    key: as a join, right after a build has added tens of thousands of entries and stubs the statistics have not
+    seen yet, the planner expects one stub and one entry and can choose a nested loop that scans the documents once
+    per topic (5 s instead of 0.15 s at depth 100 in bench/pooling.py)."""
     with connection.cursor() as cursor:
         cursor.execute(
             f"""SELECT t.number, (
                   SELECT COUNT(*) FROM {_POOLENTRY} e
                   WHERE e.topic_id = t.id AND NOT (SELECT d.has_text FROM {_DOCUMENT} d WHERE d.id = e.document_id))
-                FROM {_TOPIC} t WHERE t.campaign_id = %s""",
+                FROM {_TOPIC} t WHERE t.campaign_id = %s ORDER BY t.position, t.number""",
             [campaign.pk],
         )
         return {number: missing for number, missing in cursor.fetchall() if missing}
@@ -663,13 +663,19 @@ def _missing_per_topic(campaign: Campaign) -> dict[str, int]:
 
 def missing_documents(*, campaign: Campaign, limit: int | None = None) -> tuple[int, list[tuple[str, str]]]:
     """(how many, the first `limit` as (topic number, doc id)) of pooled documents with no text in the collection."""
-    listed = _missing_listed(campaign, limit=limit)
-    total = len(listed) if limit is None or len(listed) < limit else sum(_missing_per_topic(campaign).values())
-    return total, listed
+    per_topic = _missing_per_topic(campaign)
+    return sum(per_topic.values()), _missing_listed(campaign, per_topic, limit=limit)
 
 
-def _missing_listed(campaign: Campaign, *, limit: int | None) -> list[tuple[str, str]]:
-    entries = PoolEntry.objects.filter(topic__campaign=campaign, document__has_text=False)
+def _missing_listed(campaign: Campaign, per_topic: dict[str, int], *, limit: int | None) -> list[tuple[str, str]]:
+    """The first `limit` missing documents by topic, then doc id; only the topics that hold them are read."""
+    topics, covered = [], 0
+    for number, missing in per_topic.items():
+        if limit is not None and covered >= limit:
+            break
+        topics.append(number)
+        covered += missing
+    entries = PoolEntry.objects.filter(topic__campaign=campaign, topic__number__in=topics, document__has_text=False)
     rows = entries.order_by("topic__position", "topic__number", "document__doc_id").values_list(
         "topic__number", "document__doc_id"
     )

@@ -6,11 +6,12 @@ reference written here; the module's indexed search must find exactly what the b
 
 import itertools
 import random
+import re
 import time
 
 import pytest
 
-from assessments.metrics.duplicates import exact_groups, near_duplicate_groups, normalise
+from assessments.metrics.duplicates import exact_groups, near_duplicate_groups, normalise, normalised_utf8
 
 
 def words(prefix: str, count: int) -> list[str]:
@@ -64,6 +65,18 @@ def brute_force_groups(docs: dict[str, str], n: int = 8, threshold: float = 0.82
 )
 def test_normalise_folds_what_copies_differ_in(raw, expected):
     assert normalise(raw) == expected
+
+
+def test_ascii_text_normalises_by_the_unicode_rule():
+    # ASCII takes a shortcut (one byte table); it must agree with the rule written out for every character, control
+    # characters and the separators str.split knows (\x1c-\x1f) included.
+    every_ascii = "".join(map(chr, range(128)))
+    rng = random.Random(5)
+    for text in [every_ascii, *("".join(rng.choices(every_ascii, k=rng.randrange(40))) for _ in range(2000))]:
+        expected = " ".join(re.sub(r"[^\w\s]+", " ", text.lower()).split())
+        assert normalise(text) == expected
+        assert normalised_utf8(text) == expected.encode()
+    assert normalised_utf8("Straße, \u201cQuoted\u201d") == "strasse quoted".encode()
 
 
 def test_exact_groups_ignore_case_punctuation_and_spacing():

@@ -223,7 +223,7 @@ def fill(connection) -> None:
            "2022-05-01 00:00+00"]
           for j, ((_, t, _d, o), (rel, q, s)) in enumerate(zip(judged, labels, strict=True), start=1)), total=len(judged))
     for table in ("accounts_user", "assessments_collection", "assessments_campaign", "assessments_topic", "assessments_document",
-                  "assessments_run", "assessments_runentry", "assessments_poolentry", "assessments_assignment",
+                  "assessments_run", "assessments_ranking", "assessments_poolentry", "assessments_assignment",
                   "assessments_judgment", "assessments_judgmentevent"):
         cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
 

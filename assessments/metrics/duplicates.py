@@ -1,7 +1,7 @@
 """Group exact and near-duplicate documents, so that one judgment can stand for every copy in a pool.
 
-Pure Python with no Django import and no third-party dependency: the pooling service passes a mapping of
-document id -> plain text and stores each group's canonical member as ``PoolEntry.duplicate_of`` for the others.
+Python and numpy, with no Django import: the pooling service passes a mapping of document id -> plain text and
+stores each group's canonical member as ``PoolEntry.duplicate_of`` for the others.
 
 Near-duplicates follow the Touché organisers' tool, CopyCat (Fröbe et al., SIGIR 2021; chatnoir-eu/chatnoir-copycat,
 used for Touché's own data cleaning). Two documents are near-duplicates when their S3 score on word 8-grams is
@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import operator
 import re
 import unicodedata
-from array import array
 from collections.abc import Mapping
 from fractions import Fraction
+from typing import NamedTuple
+
+import numpy as np
 
 # Unicode-aware: anything that is neither a word character nor whitespace.
 _PUNCTUATION = re.compile(r"[^\w\s]+")
@@ -43,8 +44,6 @@ _ASCII_FOLD = bytes(
 ) + bytes(range(128, 256))
 
 _MASK64 = (1 << 64) - 1
-# The packed inverted index is split by the top bits of the shingle hash, so only one part is sorted at a time.
-_INDEX_PARTS_BITS = 6
 
 
 def normalise(text: str) -> str:
@@ -101,17 +100,18 @@ def near_duplicate_groups(docs: Mapping[str, str], *, n: int = 8, threshold: flo
     ``S3 >= t`` must share one of the first ``|A| - ceil(t |A| / (2 - t)) + 1`` n-grams of each, roughly 30% of
     them at t = 0.82, so only those are indexed. The filter loses no pair, so the result is the same as an exact
     all-pairs comparison; each candidate is then verified with the exact S3. Pairs already in one group are not
-    verified again. The index holds packed 64-bit integers (the high bits of the n-gram hash, then the document
-    number), sorted one part at a time, so it costs 8 bytes per indexed n-gram: about 25 MB for 100,000 documents
-    of ~100 words, and under 100 MB for the whole call. Two different n-grams that agree in those high bits only
-    add a candidate pair to verify.
+    verified again. The n-grams are hashed and sorted by numpy, a batch of documents at a time (`_distinct_ngrams`).
+    The index holds packed 64-bit integers (the high bits of the n-gram hash, then the document number), so it costs
+    8 bytes per indexed n-gram: about 25 MB for 100,000 documents of ~100 words, and under 100 MB for the whole
+    call. Two different n-grams that agree in those high bits only add a candidate pair to verify.
 
     Worst case: boilerplate, i.e. an n-gram in the prefixes of very many documents that are not near-duplicates
     of each other, makes its posting list quadratic to verify. CopyCat counts co-occurrences over *all* 8-grams
     and has the same worst case; pass the documents' main text, not raw pages.
 
-    Verification compares 64-bit hashes of the n-grams' word numbers. A collision between two different n-grams (a
-    few in a million for a pool of 100,000 documents) can add one to an overlap, nothing worse.
+    Sizes and the index use 64-bit hashes of the n-grams, verification Python's hashes of the n-grams' words. A
+    collision between two different n-grams (a few in a million for a pool of 100,000 documents) can change a size
+    or an overlap by one, nothing worse.
     """
     if n < 1:
         raise ValueError(f"n-gram length must be positive, got {n}")
@@ -124,72 +124,147 @@ def near_duplicate_groups(docs: Mapping[str, str], *, n: int = 8, threshold: flo
     parent = list(range(len(ids)))
     doc_bits = max(1, (len(ids) - 1).bit_length())
     doc_mask = (1 << doc_bits) - 1
-    hash_mask = _MASK64 ^ doc_mask
-    index_parts = [array("Q") for _ in range(1 << _INDEX_PARTS_BITS)]
-    part_shift = 64 - _INDEX_PARTS_BITS
-    vocabulary: dict[str, int] = {}
-    word_numbers = itertools.count()
-    sizes: dict[int, int] = {}
     first_with_digest: dict[bytes, int] = {}
+    batch: dict[int, bytes] = {}  # document -> its normalised text, until its batch is hashed
+    sizes: dict[int, int] = {}
+    index: list[np.ndarray] = []
     verified_sets: dict[int, set[int]] = {}
 
-    def shingles(normalised: str) -> set[int]:
-        # Words are numbered in order of first appearance (documents in id order), so the hashes, and therefore
-        # the work done, are the same in every process: hash() of a tuple of ints is not salted.
-        words = list(map(vocabulary.setdefault, normalised.split(), word_numbers))
-        return set(map(hash, zip(*(words[k:] for k in range(n)))))
+    def add_batch() -> None:
+        grams = _distinct_ngrams(list(batch.values()), n)
+        sizes.update(zip(batch, grams.sizes.tolist()))
+        # S3 >= t and |A ∩ B| <= |B| give |A ∩ B| >= t |A| / (2 - t): the fewest n-grams A must share with a match.
+        min_overlap = -(-num * grams.sizes // (2 * den - num))
+        in_prefix = grams.rank < (grams.sizes - min_overlap + 1)[grams.doc]
+        documents = np.fromiter(batch, dtype=np.uint64, count=len(batch))
+        index.append((grams.hashes[in_prefix] & np.uint64(_MASK64 ^ doc_mask)) | documents[grams.doc[in_prefix]])
+        batch.clear()
 
     def shingle_set(i: int) -> set[int]:
+        # Only candidates are verified, a few per cent of the documents, one at a time: Python's tuple hashes of the
+        # words themselves. Any hash does, as long as both sides of a comparison use the same one.
         if i not in verified_sets:
-            verified_sets[i] = shingles(normalise(docs[ids[i]]))
+            words = normalise(docs[ids[i]]).split()
+            verified_sets[i] = set(map(hash, zip(*(words[k:] for k in range(n)))))
         return verified_sets[i]
 
+    batch_bytes = 0
     for i, doc_id in enumerate(ids):
-        text = normalise(docs[doc_id])
-        first = first_with_digest.setdefault(_digest(text.encode()), i)
+        text = normalised_utf8(docs[doc_id])
+        first = first_with_digest.setdefault(_digest(text), i)
         if first != i:
             _union(parent, first, i)
             continue
-        grams = shingles(text)
-        if not grams:
-            continue  # shorter than n words: exact duplicates only, as in CopyCat
-        size = sizes[i] = len(grams)
-        # S3 >= t and |A ∩ B| <= |B| give |A ∩ B| >= t |A| / (2 - t): the fewest n-grams A must share with a match.
-        min_overlap = -(-num * size // (2 * den - num))
-        for gram in sorted(grams)[: size - min_overlap + 1]:
-            packed = (gram & hash_mask) | i
-            index_parts[packed >> part_shift].append(packed)
+        if not text or text.count(b" ") + 1 < n:
+            continue  # no n-gram: exact duplicates only, as in CopyCat
+        batch[i] = text
+        batch_bytes += len(text)
+        if batch_bytes >= _BATCH_BYTES:
+            add_batch()
+            batch_bytes = 0
+    if batch:
+        add_batch()
 
+    packed = np.sort(np.concatenate(index)) if index else np.zeros(0, dtype=np.uint64)
+    del index
+    keys = packed >> np.uint64(doc_bits)
+    # Postings with two documents or more: runs of equal keys. Most n-grams are in one document's prefix only.
+    shared = keys[1:] == keys[:-1]
+    in_run = np.zeros(len(keys), dtype=bool)
+    in_run[1:] |= shared
+    in_run[:-1] |= shared
+    run_keys, run_docs = keys[in_run], (packed[in_run] & np.uint64(doc_mask)).astype(np.int64)
+    del packed, keys
     rejected: set[tuple[int, int]] = set()
-    for number, part in enumerate(index_parts):
-        index_parts[number] = array("Q")  # each part is sorted into a list and freed in turn
-        packed_sorted = sorted(part)
-        del part
-        keys = [packed >> doc_bits for packed in packed_sorted]
-        postings: dict[int, list[int]] = {}
-        # Positions whose n-gram equals the previous one's; most n-grams are in one document's prefix only.
-        for k in itertools.compress(range(1, len(keys)), map(operator.eq, keys, itertools.islice(keys, 1, None))):
-            postings.setdefault(keys[k], [packed_sorted[k - 1] & doc_mask]).append(packed_sorted[k] & doc_mask)
-        for members in postings.values():
-            for a, b in itertools.combinations(members, 2):
-                # a == b when two n-grams of one document share their leading hash bits.
-                if a == b or _find(parent, a) == _find(parent, b) or (a, b) in rejected:
-                    continue
-                # S3 = 2 |A ∩ B| / (|A| + |B|) >= t, in integers. The overlap is at most the smaller set, which
-                # rules out pairs of very different lengths before any set is built.
-                bound = num * (sizes[a] + sizes[b])
-                if (
-                    2 * min(sizes[a], sizes[b]) * den >= bound
-                    and 2 * len(shingle_set(a) & shingle_set(b)) * den >= bound
-                ):
-                    _union(parent, a, b)
-                else:
-                    rejected.add((a, b))
+    for members in np.split(run_docs, np.flatnonzero(run_keys[1:] != run_keys[:-1]) + 1):
+        for a, b in itertools.combinations(members.tolist(), 2):
+            # a == b when two n-grams of one document share their leading hash bits.
+            if a == b or _find(parent, a) == _find(parent, b) or (a, b) in rejected:
+                continue
+            # S3 = 2 |A ∩ B| / (|A| + |B|) >= t, in integers. The overlap is at most the smaller set, which rules out
+            # pairs of very different lengths before any set is built.
+            bound = num * (sizes[a] + sizes[b])
+            if 2 * min(sizes[a], sizes[b]) * den >= bound and 2 * len(shingle_set(a) & shingle_set(b)) * den >= bound:
+                _union(parent, a, b)
+            else:
+                rejected.add((a, b))
 
     groups: dict[int, list[str]] = {}
     for i, doc_id in enumerate(ids):
         groups.setdefault(_find(parent, i), []).append(doc_id)
     return sorted(group for group in groups.values() if len(group) > 1)
+
+
+_BATCH_BYTES = 1 << 22  # normalised text whose n-grams are hashed and sorted together (arrays of 32 MB at most)
+# The multiplier of the polynomial hashes (of a word's bytes, of an n-gram's words), odd so that it has an inverse
+# modulo 2**64, and the constants of SplitMix64's finaliser, which spreads a polynomial's values over all 64 bits, so
+# that sorting by hash puts n-grams in a random order (what prefix filtering assumes).
+_POLYNOMIAL = 0x9E3779B97F4A7C15
+_INVERSE = pow(_POLYNOMIAL, -1, 1 << 64)
+_MIX1, _MIX2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+
+
+class _Ngrams(NamedTuple):
+    """The distinct n-gram hashes of a batch of documents: sorted by document (its place in the batch), then hash."""
+
+    hashes: np.ndarray  # uint64
+    doc: np.ndarray  # each hash's document
+    rank: np.ndarray  # each hash's place among its document's (0 = smallest)
+    sizes: np.ndarray  # distinct n-grams per document
+
+
+def _distinct_ngrams(texts: list[bytes], n: int) -> _Ngrams:
+    """Hash every word n-gram of a batch of normalised texts at once, in numpy over the batch's bytes, then keep
+    each document's distinct hashes in order. Nothing is done per word in Python: a word's hash is the polynomial
+    of its bytes, read off prefix sums; an n-gram's is the polynomial of its words' hashes. Both depend on the text
+    alone, so the work is the same in every process."""
+    data = np.frombuffer(b" ".join(texts), dtype=np.uint8)
+    # Prefix sums of byte * P**position (wrapping at 2**64): a word's polynomial, relative to its first byte, is the
+    # difference of two of them times P**-start.
+    power = np.full(len(data) + 1, _POLYNOMIAL, dtype=np.uint64)
+    power[0] = 1
+    power = np.cumprod(power)
+    inverse = np.full(len(data), _INVERSE, dtype=np.uint64)
+    inverse[0] = 1
+    inverse = np.cumprod(inverse)
+    prefix = np.zeros(len(data) + 1, dtype=np.uint64)
+    np.cumsum((data.astype(np.uint64) + np.uint64(1)) * power[:-1], out=prefix[1:])
+    space = np.flatnonzero(data == 32)  # every word is followed by one space or the end, and preceded by one or the start
+    starts = np.concatenate(([0], space + 1))
+    ends = np.concatenate((space, [len(data)]))
+    words = _mixed((prefix[ends] - prefix[starts]) * inverse[starts])
+    # Documents are joined by one space, so the word counts follow from each text's spaces.
+    lengths = np.fromiter((text.count(b" ") + 1 for text in texts), dtype=np.int64, count=len(texts))
+    count = len(words) - n + 1
+    hashes = np.zeros(count, dtype=np.uint64)
+    for k in range(n):
+        hashes = hashes * np.uint64(_POLYNOMIAL) + words[k : k + count]
+    hashes = _mixed(hashes)
+    doc = np.repeat(np.arange(len(texts), dtype=np.uint64), lengths)[:count]
+    first_word = np.cumsum(lengths) - lengths
+    whole = np.arange(count) - first_word[doc] <= lengths[doc] - n
+    # One sort of (document, hash) packed into 64 bits, four times faster than sorting by two keys: the document
+    # takes the top bits, the hash's top bits follow. Two n-grams of one document that agree in those count as one:
+    # a collision like any other, one in 10^11 for documents of a few hundred words.
+    shift = np.uint64(max(1, (len(texts) - 1).bit_length()))
+    keys = np.sort((doc[whole] << (np.uint64(64) - shift)) | (hashes[whole] >> shift))
+    distinct = np.ones(len(keys), dtype=bool)
+    distinct[1:] = keys[1:] != keys[:-1]
+    keys = keys[distinct]
+    doc = (keys >> (np.uint64(64) - shift)).astype(np.int64)
+    sizes = np.bincount(doc, minlength=len(texts))
+    rank = np.arange(len(keys)) - (np.cumsum(sizes) - sizes)[doc]
+    return _Ngrams(keys << shift, doc, rank, sizes)
+
+
+def _mixed(values: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser, on a whole array."""
+    values = values ^ (values >> np.uint64(30))
+    values *= np.uint64(_MIX1)
+    values ^= values >> np.uint64(27)
+    values *= np.uint64(_MIX2)
+    values ^= values >> np.uint64(31)
+    return values
 
 
 def _digest(text: bytes) -> bytes:

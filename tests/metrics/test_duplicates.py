@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from assessments.metrics import duplicates
 from assessments.metrics.duplicates import exact_groups, near_duplicate_groups, normalise, normalised_utf8
 
 
@@ -168,6 +169,27 @@ def test_result_matches_brute_force_on_random_mutations():
     assert near_duplicate_groups(docs) == expected
     for n, threshold in ((4, 0.5), (1, 0.9)):
         assert near_duplicate_groups(docs, n=n, threshold=threshold) == brute_force_groups(docs, n, threshold)
+
+
+@pytest.mark.parametrize("batch_bytes", [1, 700, duplicates._BATCH_BYTES])
+def test_result_matches_brute_force_on_unicode_texts_in_any_batching(monkeypatch, batch_bytes):
+    # Words of several byte lengths in UTF-8 (n-grams are hashed from the bytes), hashed one document per batch, a
+    # few per batch, or all together: documents never share an n-gram across a batch's joins.
+    monkeypatch.setattr(duplicates, "_BATCH_BYTES", batch_bytes)
+    rng = random.Random(33)
+    vocab = ["été", "αθηνα", "東京", "straße", "naïve", "ok", "x", "Ünïcödé", "💬", "déjà"]
+    docs: dict[str, str] = {}
+    for i in range(40):
+        base = rng.choices(vocab, k=rng.randint(5, 60))
+        docs[f"u{i:02d}"] = " ".join(base)
+        for j in range(rng.randint(0, 2)):
+            mutated = list(base)
+            for _ in range(rng.randint(0, max(1, len(base) // 8))):
+                mutated[rng.randrange(len(mutated))] = rng.choice(vocab)
+            docs[f"u{i:02d}m{j}"] = " ".join(mutated)
+    expected = brute_force_groups(docs)
+    assert expected
+    assert near_duplicate_groups(docs) == expected
 
 
 @pytest.mark.parametrize("n, threshold", [(1, 0.5), (1, 0.7), (1, 0.82), (2, 0.5)])

@@ -39,5 +39,5 @@ def judge_entry(
     with transaction.atomic():  # the twins get the label with the original, or none of them does
         judgment = record()
         judgment.topic, judgment.assessor = assignment.topic, assignment.assessor  # loaded already: no queries again
-        pooling.propagate_to_twins(judgment=judgment)
+        pooling.propagate_to_twins(judgment=judgment, entry=entry)
     return judgment

@@ -452,8 +452,9 @@ def _store(
     """Write the plan: stubs for unknown documents, new entries in presentation order, and every source.
 
     Call inside a transaction, with the topics' seeds set. Takes the campaign's lock, as imports do: no topic
-    changes under the entries being written (the database does not check their keys, see PoolEntry). Sources of documents that were pooled already are added
-    too (a late run that retrieved them is recorded), and a source recorded before is left as it is.
+    changes under the entries being written (the database does not check their keys, see PoolEntry). Sources of
+    documents that were pooled already are added too (a late run that retrieved them is recorded), and a source
+    recorded before is left as it is.
     """
     new_rows = []
     counts = []
@@ -882,8 +883,8 @@ def propagate_to_twins(*, judgment: Judgment, entry: PoolEntry) -> int:
     root = entry.duplicate_of_id or entry.pk
     group = PoolEntry.objects.filter(Q(pk=root) | Q(duplicate_of_id=root)).exclude(pk=entry.pk).select_related("document")
     members = list(group)
-    for entry in members:
-        _copy_judgment(judgment, entry)
+    for twin in members:
+        _copy_judgment(judgment, twin)
     return len(members)
 
 

@@ -29,23 +29,7 @@ def top_lines(
     """(run id, topic id, lines) per stored ranking: the lines within the first `depth` under any of `orders`
     ("score", "rank"), each once, in score order."""
     orders = frozenset(orders)
-    if not run_ids or not topic_ids:
-        return
-    if connection.vendor == "postgresql":
-        # Enough of each list to reach the deepest index the rank order's first `depth` refers to.
-        reach = "greatest(%(k)s, (SELECT max(i) FROM unnest(by_rank[1:%(k)s]) i))" if "rank" in orders else "%(k)s"
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"""SELECT run_id, topic_id, by_rank[1:%(k)s], docs[1:n], ranks[1:n], scores[1:n], stances[1:n]
-                    FROM (SELECT *, CASE WHEN by_rank IS NULL THEN %(k)s ELSE {reach} END AS n FROM {_TABLE}
-                          WHERE run_id = ANY(%(runs)s) AND topic_id = ANY(%(topics)s)) r""",
-                {"k": depth, "runs": list(run_ids), "topics": list(topic_ids)},
-            )
-            for run_id, topic_id, by_rank, *lists in cursor:
-                yield run_id, topic_id, _picked(lists, by_rank, depth=depth, orders=orders)
-        return
-    rows = Ranking.objects.filter(run_id__in=run_ids, topic_id__in=topic_ids).values_list("run_id", "topic_id", "by_rank", *_LISTS)
-    for run_id, topic_id, by_rank, *lists in rows.iterator(chunk_size=200):
+    for run_id, topic_id, by_rank, lists in _heads_of_lists(run_ids, topic_ids, depth=depth, orders=orders, lists=_LISTS):
         yield run_id, topic_id, _picked(lists, by_rank, depth=depth, orders=orders)
 
 
@@ -54,23 +38,34 @@ def heads(
 ) -> Iterator[tuple[int, int, dict[str, list[str]]]]:
     """(run id, topic id, order -> the first `depth` doc ids under it) per stored ranking, for each of `orders`
     ("rank", "score") in the order given: what a depth pool needs, without ranks, scores or stances."""
+    for run_id, topic_id, by_rank, (docs,) in _heads_of_lists(run_ids, topic_ids, depth=depth, orders=orders, lists=("docs",)):
+        yield run_id, topic_id, _heads(docs, by_rank, depth=depth, orders=orders)
+
+
+def _heads_of_lists(
+    run_ids: Sequence[int], topic_ids: Sequence[int], *, depth: int, orders: Iterable[str], lists: Sequence[str]
+) -> Iterator[tuple[int, int, list[int] | None, list[list]]]:
+    """(run id, topic id, by_rank, the `lists` columns) per stored ranking, long enough for the first `depth` lines
+    under each of `orders`: sliced in the query on PostgreSQL, whole on SQLite."""
     if not run_ids or not topic_ids:
         return
     if connection.vendor == "postgresql":
+        # Enough of each list to reach the deepest index the rank order's first `depth` refers to.
         reach = "greatest(%(k)s, (SELECT max(i) FROM unnest(by_rank[1:%(k)s]) i))" if "rank" in orders else "%(k)s"
         with connection.cursor() as cursor:
             cursor.execute(
-                f"""SELECT run_id, topic_id, by_rank[1:%(k)s], docs[1:n]
-                    FROM (SELECT run_id, topic_id, by_rank, docs, CASE WHEN by_rank IS NULL THEN %(k)s ELSE {reach} END AS n
+                f"""SELECT run_id, topic_id, by_rank[1:%(k)s], {', '.join(f'{column}[1:n]' for column in lists)}
+                    FROM (SELECT run_id, topic_id, by_rank, {', '.join(lists)},
+                                 CASE WHEN by_rank IS NULL THEN %(k)s ELSE {reach} END AS n
                           FROM {_TABLE} WHERE run_id = ANY(%(runs)s) AND topic_id = ANY(%(topics)s)) r""",
                 {"k": depth, "runs": list(run_ids), "topics": list(topic_ids)},
             )
-            for run_id, topic_id, by_rank, docs in cursor:
-                yield run_id, topic_id, _heads(docs, by_rank, depth=depth, orders=orders)
+            for run_id, topic_id, by_rank, *values in cursor:
+                yield run_id, topic_id, by_rank, values
         return
-    rows = Ranking.objects.filter(run_id__in=run_ids, topic_id__in=topic_ids).values_list("run_id", "topic_id", "docs", "by_rank")
-    for run_id, topic_id, docs, by_rank in rows.iterator(chunk_size=200):
-        yield run_id, topic_id, _heads(docs, by_rank, depth=depth, orders=orders)
+    rows = Ranking.objects.filter(run_id__in=run_ids, topic_id__in=topic_ids).values_list("run_id", "topic_id", "by_rank", *lists)
+    for run_id, topic_id, by_rank, *values in rows.iterator(chunk_size=200):
+        yield run_id, topic_id, by_rank, values
 
 
 def _heads(docs: list[str], by_rank: list[int] | None, *, depth: int, orders: Sequence[str]) -> dict[str, list[str]]:

@@ -9,7 +9,7 @@ PORT ?= 8000
 # unless DATABASE_URL / CELERY_BROKER_URL are set in the environment.
 DEMO_ENV := DEBUG=$${DEBUG:-1}
 
-.PHONY: demo test install migrate bench clean
+.PHONY: demo test lint install migrate bench clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ demo: $(STAMP)
 # The suite runs against PostgreSQL and Redis on 127.0.0.1 (see conftest.py for the defaults).
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# Lint: ruff (pyproject.toml), and no model change without its migration.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	SECRET_KEY=lint DATABASE_URL=sqlite://:memory: $(BIN)/python manage.py makemigrations --check --dry-run
 
 clean:
 	rm -rf $(VENV) var

@@ -18,9 +18,7 @@ from rest_framework.views import APIView
 from assessments import access, selectors
 from assessments.models import Document, Judgment
 from assessments.rendering import document_html, safe_link
-from assessments.services.judging import JudgmentError, Labels
-
-from .services import JudgingClosed, judge_entry
+from assessments.services.judging import JudgingClosed, JudgmentError, Labels, judge_entry
 
 
 class WorkTopicSerializer(serializers.Serializer):

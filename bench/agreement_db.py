@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.benchdb import recreate_database, use_database  # noqa: E402
 

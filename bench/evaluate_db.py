@@ -19,7 +19,6 @@ import time
 import tracemalloc
 from pathlib import Path
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.benchdb import recreate_database, use_database  # noqa: E402
 from bench.pooling import generate_runs, timed

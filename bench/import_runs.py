@@ -19,7 +19,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.benchdb import recreate_database, use_database  # noqa: E402
 
@@ -91,7 +90,6 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
     from django.db import connection
-
     from django.db.models import Sum
 
     from assessments.models import Ranking, Topic

@@ -66,10 +66,10 @@ def main() -> None:
     topics = make_topics(rng)
     print(f"pooling: {RUNS} runs × {TOPICS} topics × {LINES} lines, rows shuffled")
     for depth in (5, 100):
-        seconds, pools = best_of(lambda: {topic: depth_pool(runs, depth=depth) for topic, runs in topics.items()})
+        seconds, pools = best_of(lambda depth=depth: {topic: depth_pool(runs, depth=depth) for topic, runs in topics.items()})
         size = sum(len(pool) for pool in pools.values())
         print(f"  depth_pool depth={depth:<3} both orders   {seconds:5.2f}   {size:,} documents pooled")
-        seconds, _ = best_of(lambda: {topic: unique_contributions(pool) for topic, pool in pools.items()})
+        seconds, _ = best_of(lambda pools=pools: {topic: unique_contributions(pool) for topic, pool in pools.items()})
         print(f"  unique_contributions over it     {seconds:5.2f}")
     seconds, _ = best_of(lambda: pool_cost(topics, strategy="depth", depth=5, orders=("score",)))
     print(f"  pool_cost depth=5 score only      {seconds:5.2f}")
@@ -79,7 +79,7 @@ def main() -> None:
     judged = {doc: i % 3 - 1 for i, doc in enumerate(depth_pool(runs, depth=5, orders=("score",)))}
     print(f"  next_documents, one topic, {len(judged)} judged, n=20, depth 100:")
     for strategy in ("maxmean", "mtf"):
-        seconds, _ = best_of(lambda: next_documents(runs, judged, n=20, seed=1, strategy=strategy, depth=100))
+        seconds, _ = best_of(lambda strategy=strategy: next_documents(runs, judged, n=20, seed=1, strategy=strategy, depth=100))
         print(f"    {strategy:<7}                       {seconds:5.3f}")
 
     vocab = [f"w{i}" for i in range(20_000)]

@@ -113,6 +113,8 @@ class RunReader:
         topic = raw_tag = tag = None
         block = None
         has_stance = False
+        seen: set[str] | _ResumedDocuments = set()  # the current block's documents
+        neighbour_ties = 0
 
         for lineno, line in enumerate(without_bom(self._lines), 1):
             fields = line.split()

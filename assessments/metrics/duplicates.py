@@ -166,7 +166,7 @@ def near_duplicate_groups(docs: Mapping[str, str], *, n: int = 8, threshold: flo
         add_batch()
 
     packed = np.sort(np.concatenate(index)) if index else np.zeros(0, dtype=np.uint64)
-    del index
+    index.clear()
     keys = packed >> np.uint64(doc_bits)
     # Postings with two documents or more: runs of equal keys. Most n-grams are in one document's prefix only.
     shared = keys[1:] == keys[:-1]

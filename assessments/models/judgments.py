@@ -42,6 +42,9 @@ class Judgment(models.Model):
         ]
         indexes = [models.Index(fields=["topic", "document"], name="judgment_by_topic_doc")]
 
+    def __str__(self) -> str:
+        return f"judgment {self.pk} (topic {self.topic_id}, document {self.document_id}, assessor {self.assessor_id})"
+
 
 class JudgmentEvent(models.Model):
     """One change to a judgment, append-only (the database refuses UPDATE on this table)."""
@@ -62,3 +65,6 @@ class JudgmentEvent(models.Model):
         ordering = ["judgment", "revision"]
         constraints = [models.UniqueConstraint(fields=["judgment", "revision"], name="judgmentevent_unique_revision")]
         indexes = [models.Index(fields=["at"], name="judgmentevent_by_time")]
+
+    def __str__(self) -> str:
+        return f"judgment {self.judgment_id} revision {self.revision}"

@@ -33,6 +33,9 @@ class PoolEntry(models.Model):
             models.Index(fields=["duplicate_of"], name="poolentry_twins", condition=models.Q(duplicate_of__isnull=False)),
         ]
 
+    def __str__(self) -> str:
+        return f"pool entry {self.pk} (topic {self.topic_id}, document {self.document_id})"
+
 
 class PoolSource(models.Model):
     """A run that put a pool entry there, with the entry's 1-based position in each order the pool read the run in:
@@ -53,6 +56,9 @@ class PoolSource(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["entry", "run"], name="poolsource_unique_run_per_entry")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} for pool entry {self.entry_id}"
 
 
 class Assignment(models.Model):
@@ -86,6 +92,9 @@ class Assignment(models.Model):
         ]
         indexes = [models.Index(fields=["assessor", "active"], name="assignment_by_assessor")]
 
+    def __str__(self) -> str:
+        return f"assignment {self.pk} (topic {self.topic_id}, assessor {self.assessor_id}, {self.phase})"
+
 
 class AssignmentItem(models.Model):
     """A pool entry inside an overlap assignment."""
@@ -95,3 +104,6 @@ class AssignmentItem(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["assignment", "entry"], name="assignmentitem_unique")]
+
+    def __str__(self) -> str:
+        return f"entry {self.entry_id} of assignment {self.assignment_id}"

@@ -18,3 +18,6 @@ class QrelsSnapshot(models.Model):
     class Meta:
         ordering = ["campaign", "-number"]
         constraints = [models.UniqueConstraint(fields=["campaign", "number"], name="qrelssnapshot_unique_number")]
+
+    def __str__(self) -> str:
+        return f"qrels #{self.number} ({self.kind}, {self.phase}, {self.rule})"

@@ -1,15 +1,26 @@
-"""Recording labels. The only write path for Judgment, so every change is kept in its history."""
+"""Recording labels. The only write path for Judgment, so every change is kept in its history.
+
+`judge_entry` is what an assessor's save goes through (the judge page and API clients): it applies the
+campaign's judging rules, then `record_judgment` stores the labels and appends their history row, and the labels
+are copied to the entry's twins. Imports and twin copies call `record_judgment` directly.
+"""
 
 from dataclasses import dataclass
+from functools import partial
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
 from accounts.models import User
-from assessments.models import Document, Judgment, JudgmentEvent, Topic
+from assessments.models import Assignment, Document, Judgment, JudgmentEvent, Phase, PoolEntry, Topic
 
 
 class JudgmentError(ValueError):
     """Labels the campaign's scheme does not allow (the message lists what is wrong)."""
+
+
+class JudgingClosed(ValueError):
+    """The campaign no longer takes labels (it is closed)."""
 
 
 @dataclass(frozen=True)
@@ -86,4 +97,67 @@ def _append_event(judgment: Judgment, assessor: User) -> None:
     JudgmentEvent.objects.create(
         judgment=judgment, assessor=assessor, revision=judgment.revision, time_spent_ms=judgment.time_spent_ms,
         source=judgment.source, **{f: getattr(judgment, f) for f in _LABEL_FIELDS},
+    )
+
+
+def judge_entry(
+    *, assignment: Assignment, entry: PoolEntry, labels: Labels, time_spent_ms: int, source: str = Judgment.Source.WEB
+) -> Judgment:
+    """Record the assessor's labels for one entry of their assignment and copy them to its twins
+    (exact or near duplicates in the pool, when the campaign propagates labels to duplicates).
+
+    The caller resolved `assignment` and `entry` through assessments.access (so the assessor may
+    judge this entry). Quality and stance are refused for non-relevant documents when the
+    campaign asks them only of relevant ones, as Touché did: a stance on an off-topic page is
+    meaningless, and a client that sends one has misread the scheme. Safe to repeat
+    (record_judgment is idempotent), which is what the judge page's retries rely on.
+    """
+    campaign = assignment.topic.campaign
+    if campaign.phase == Phase.CLOSED:
+        raise JudgingClosed(f"campaign {campaign.name!r} is closed and takes no more labels")
+    if campaign.ask_details_only_if_relevant and labels.relevance <= 0 and (labels.quality is not None or labels.stance):
+        raise JudgmentError("quality and stance are asked only of relevant documents (relevance above 0)")
+    record = partial(
+        record_judgment, topic=assignment.topic, document=entry.document, assessor=assignment.assessor, labels=labels,
+        phase=assignment.phase, time_spent_ms=time_spent_ms, source=source,
+    )
+    if not campaign.propagate_to_duplicates:
+        return record()  # its own transaction; no savepoint round trips on the hottest write
+    with transaction.atomic():  # the twins get the label with the original, or none of them does
+        judgment = record()
+        judgment.topic, judgment.assessor = assignment.topic, assignment.assessor  # loaded already: no queries again
+        propagate_to_twins(judgment=judgment, entry=entry)
+    return judgment
+
+
+def propagate_to_twins(*, judgment: Judgment, entry: PoolEntry) -> int:
+    """Apply a judgment just saved (on `entry`) to the other members of its duplicate group; return how many.
+
+    Called by judge_entry after each save. Copies go through record_judgment (source "duplicate"), so
+    each has its own history; nothing is copied when the campaign has propagation turned off, or when the
+    judgment is itself a copy. One query by primary key and twins index finds the group, whichever member was
+    judged: this runs on every save, where a subquery for the group's root cost a third of the request.
+    """
+    if judgment.source == Judgment.Source.DUPLICATE or not judgment.topic.campaign.propagate_to_duplicates:
+        return 0
+    root = entry.duplicate_of_id or entry.pk
+    group = PoolEntry.objects.filter(Q(pk=root) | Q(duplicate_of_id=root)).exclude(pk=entry.pk).select_related("document")
+    members = list(group)
+    for twin in members:
+        copy_judgment(judgment, twin)
+    return len(members)
+
+
+def copy_judgment(judgment: Judgment, entry: PoolEntry) -> None:
+    """Give `entry` (a twin) the judgment's labels as the same assessor's, with source "duplicate"."""
+    record_judgment(
+        topic=judgment.topic,
+        document=entry.document,
+        assessor=judgment.assessor,
+        labels=Labels(
+            relevance=judgment.relevance, quality=judgment.quality, stance=judgment.stance,
+            note=judgment.note, flagged=judgment.flagged,
+        ),
+        phase=judgment.phase,
+        source=Judgment.Source.DUPLICATE,
     )

@@ -52,7 +52,7 @@ from assessments.models import (
 from assessments.services import jobs, rankings
 from assessments.services.campaigns import lock_campaign
 from assessments.services.jobs import Progress
-from assessments.services.judging import Labels, record_judgment
+from assessments.services.judging import copy_judgment
 
 STRATEGIES = {
     "depth": "Depth-k: every run's top k",
@@ -865,41 +865,9 @@ def _copy_labels_to_new_twins(campaign: Campaign, twin_ids: list[int]) -> int:
     for judgment in canonical_judgments:
         for twin in by_canonical.get((judgment.topic_id, judgment.document_id), []):
             if (twin.topic_id, twin.document_id, judgment.assessor_id) not in already:
-                _copy_judgment(judgment, twin)
+                copy_judgment(judgment, twin)
                 copied += 1
     return copied
-
-
-def propagate_to_twins(*, judgment: Judgment, entry: PoolEntry) -> int:
-    """Apply a judgment just saved (on `entry`) to the other members of its duplicate group; return how many.
-
-    Called by the judging workspace after each save. Copies go through record_judgment (source "duplicate"), so
-    each has its own history; nothing is copied when the campaign has propagation turned off, or when the
-    judgment is itself a copy. One query by primary key and twins index finds the group, whichever member was
-    judged: this runs on every save, where a subquery for the group's root cost a third of the request.
-    """
-    if judgment.source == Judgment.Source.DUPLICATE or not judgment.topic.campaign.propagate_to_duplicates:
-        return 0
-    root = entry.duplicate_of_id or entry.pk
-    group = PoolEntry.objects.filter(Q(pk=root) | Q(duplicate_of_id=root)).exclude(pk=entry.pk).select_related("document")
-    members = list(group)
-    for twin in members:
-        _copy_judgment(judgment, twin)
-    return len(members)
-
-
-def _copy_judgment(judgment: Judgment, entry: PoolEntry) -> None:
-    record_judgment(
-        topic=judgment.topic,
-        document=entry.document,
-        assessor=judgment.assessor,
-        labels=Labels(
-            relevance=judgment.relevance, quality=judgment.quality, stance=judgment.stance,
-            note=judgment.note, flagged=judgment.flagged,
-        ),
-        phase=judgment.phase,
-        source=Judgment.Source.DUPLICATE,
-    )
 
 
 # --------------------------------------------------------------------------------------------------------------

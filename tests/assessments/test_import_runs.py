@@ -4,7 +4,6 @@ failed import leaves the campaign exactly as it was."""
 from types import SimpleNamespace
 
 import pytest
-from django.db import connection
 from django.db.models import Sum
 
 from assessments.formats.errors import FormatError

@@ -9,12 +9,12 @@ from django.test.utils import CaptureQueriesContext
 
 from assessments.metrics.pooling import depth_pool, presentation_order, run_overlap, unique_contributions
 from assessments.models import Document, Judgment, JudgmentEvent, PoolEntry, PoolSource, Topic
-from assessments.services import pooling
+from assessments.services import judging, pooling
 from assessments.services.judging import Labels, record_judgment
 from assessments.services.pooling import PoolingError, PoolSpec, build_pool
 from tests.assessments.pool_fixtures import add_run, ranked
-from tests.rankings import rank_order, score_order
 from tests.factories import DocumentFactory, TopicFactory
+from tests.rankings import rank_order, score_order
 
 
 @pytest.fixture
@@ -343,7 +343,7 @@ class TestDuplicates:
         )
 
         with CaptureQueriesContext(connection) as queries:
-            copied = pooling.propagate_to_twins(judgment=judgment, entry=canonical)
+            copied = judging.propagate_to_twins(judgment=judgment, entry=canonical)
 
         twins = Judgment.objects.filter(topic=topics[0], source="duplicate")
         assert copied == 2
@@ -358,7 +358,7 @@ class TestDuplicates:
         for relevance in (2, 0):
             judgment = record_judgment(topic=topics[0], document=canonical.document, assessor=organiser,
                                        labels=Labels(relevance=relevance), phase="main")
-            pooling.propagate_to_twins(judgment=judgment, entry=canonical)
+            judging.propagate_to_twins(judgment=judgment, entry=canonical)
 
         twin = Judgment.objects.get(topic=topics[0], source="duplicate")
         assert (twin.relevance, twin.revision) == (0, 2)
@@ -369,7 +369,7 @@ class TestDuplicates:
         twin = PoolEntry.objects.filter(topic=topics[0], duplicate_of__isnull=False).first()
         judgment = record_judgment(topic=topics[0], document=twin.document, assessor=organiser, labels=Labels(relevance=1), phase="main")
 
-        assert pooling.propagate_to_twins(judgment=judgment, entry=twin) == 2
+        assert judging.propagate_to_twins(judgment=judgment, entry=twin) == 2
         assert Judgment.objects.filter(topic=topics[0], relevance=1).count() == 3
 
     def test_propagation_can_be_turned_off(self, campaign, topics, organiser):
@@ -379,7 +379,7 @@ class TestDuplicates:
         canonical = PoolEntry.objects.get(topic=topics[0], duplicate_of=None)
         judgment = record_judgment(topic=topics[0], document=canonical.document, assessor=organiser, labels=Labels(relevance=2), phase="main")
 
-        assert pooling.propagate_to_twins(judgment=judgment, entry=canonical) == 0
+        assert judging.propagate_to_twins(judgment=judgment, entry=canonical) == 0
         assert Judgment.objects.count() == 1
 
     def test_a_twin_pooled_after_its_original_was_judged_gets_the_label(self, campaign, topics, organiser):

@@ -25,8 +25,8 @@ from assessments.metrics.agreement import (
     binary_collapse,
     cohen_kappa,
     disagreement,
-    fleiss_kappa,
     flag_raters,
+    fleiss_kappa,
     krippendorff_alpha,
     rater_agreement,
 )

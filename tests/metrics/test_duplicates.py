@@ -77,7 +77,7 @@ def test_ascii_text_normalises_by_the_unicode_rule():
         expected = " ".join(re.sub(r"[^\w\s]+", " ", text.lower()).split())
         assert normalise(text) == expected
         assert normalised_utf8(text) == expected.encode()
-    assert normalised_utf8("Straße, \u201cQuoted\u201d") == "strasse quoted".encode()
+    assert normalised_utf8("Straße, \u201cQuoted\u201d") == b"strasse quoted"
 
 
 def test_exact_groups_ignore_case_punctuation_and_spacing():

@@ -30,6 +30,7 @@ class Command(BaseCommand):
 
 def _write(lines, stream) -> int:
     count = 0
-    for count, line in enumerate(lines, 1):
+    for line in lines:
         stream.write(line)  # lines end with a newline, so self.stdout adds none
+        count += 1
     return count

@@ -15,9 +15,10 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from assessments import access, selectors
+from assessments import access
 from assessments.models import Document, Judgment
 from assessments.rendering import document_html, safe_link
+from assessments.selectors import queues
 from assessments.services.judging import JudgingClosed, JudgmentError, Labels, judge_entry
 
 
@@ -52,7 +53,7 @@ class WorkSerializer(serializers.Serializer):
 
 class WorkDetailSerializer(WorkSerializer):
     resume_position = serializers.IntegerField(
-        allow_null=True, help_text="Where the judge page resumes (assessments.selectors.resume_position); null if no documents"
+        allow_null=True, help_text="Where the judge page resumes (assessments.selectors.queues.resume_position); null if no documents"
     )
 
 
@@ -110,15 +111,15 @@ class QueuePagination(PageNumberPagination):
 class WorkList(APIView):
     @extend_schema(responses=WorkSerializer(many=True), summary="The caller's active assignments with progress")
     def get(self, request):
-        return Response(WorkSerializer(selectors.work_for_assessor(request.user), many=True).data)
+        return Response(WorkSerializer(queues.work_for_assessor(request.user), many=True).data)
 
 
 class WorkDetail(APIView):
     @extend_schema(responses=WorkDetailSerializer, summary="One assignment: topic, campaign scheme and guidelines, progress")
     def get(self, request, assignment_id: int):
         assignment = access.get_assignment_for_assessor(request.user, assignment_id)
-        assignment.resume_position = selectors.resume_position(assignment)
-        here = selectors.queue_position(assignment, assignment.resume_position or 1)
+        assignment.resume_position = queues.resume_position(assignment)
+        here = queues.queue_position(assignment, assignment.resume_position or 1)
         assignment.pool_size, assignment.judged = (here.total, here.judged) if here else (0, 0)
         return Response(WorkDetailSerializer(assignment).data)
 
@@ -131,7 +132,7 @@ class Queue(APIView):
     )
     def get(self, request, assignment_id: int):
         assignment = access.get_assignment_for_assessor(request.user, assignment_id)
-        positions = list(enumerate(selectors.assignment_queue(assignment), start=1))
+        positions = list(enumerate(queues.assignment_queue(assignment), start=1))
         if request.query_params.get("unjudged") in ("1", "true", "yes"):
             positions = [(position, entry) for position, entry in positions if not entry.judged]
         paginator = QueuePagination()

@@ -11,9 +11,10 @@ from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from assessments import access, selectors
+from assessments import access
 from assessments.models import Document, Phase
 from assessments.rendering import document_html, safe_link, topic_terms
+from assessments.selectors import queues
 
 from .keymap import keymap
 
@@ -27,14 +28,14 @@ JUDGE_PAGE_CSP = (
 
 @login_required
 def my_work(request: HttpRequest) -> HttpResponse:
-    return render(request, "annotation/my_work.html", {"assignments": selectors.work_for_assessor(request.user)})
+    return render(request, "annotation/my_work.html", {"assignments": queues.work_for_assessor(request.user)})
 
 
 @login_required
 def resume(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    """Continue where the assessor stopped (see assessments.selectors.resume_position)."""
+    """Continue where the assessor stopped (see assessments.selectors.queues.resume_position)."""
     assignment = access.get_assignment_for_assessor(request.user, assignment_id)
-    position = selectors.resume_position(assignment)
+    position = queues.resume_position(assignment)
     if not position:
         raise Http404("This topic has no documents to judge yet")
     return redirect("annotation:judge", assignment.pk, position)
@@ -43,7 +44,7 @@ def resume(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @login_required
 def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpResponse:
     assignment = access.get_assignment_for_assessor(request.user, assignment_id)
-    here = selectors.queue_position(assignment, position)
+    here = queues.queue_position(assignment, position)
     if here is None:
         raise Http404("No document at this position")
     document = Document.objects.get(pk=here.document_id)

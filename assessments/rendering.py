@@ -1,4 +1,5 @@
-"""Untrusted web documents made safe to show, and the topic terms to highlight in them.
+"""Untrusted web documents made safe to show, reduced to the text a reader sees, and the topic terms to
+highlight in them.
 
 Crawled HTML (ClueWeb, args.me sources) is hostile by default: it may carry scripts, event
 handlers, `javascript:` links, styles that hide or overlay our controls, frames, forms and images
@@ -12,6 +13,8 @@ from functools import lru_cache
 from html import escape
 
 import nh3
+from lxml import etree
+from lxml import html as lxml_html
 
 # Structure and emphasis only. No img/picture/video/audio (no network from a judged page), no
 # style/link/meta (no restyling of our page), no iframe/object/embed/form/input (no nested
@@ -65,6 +68,25 @@ def document_html(body: str, *, is_html: bool) -> str:
         return _cleaner.clean(body)
     paragraphs = (escape(p.strip()).replace("\n", "<br>") for p in re.split(r"\n\s*\n", body.replace("\r\n", "\n")))
     return "".join(f"<p>{p}</p>" for p in paragraphs if p)
+
+
+# Elements whose content is not text a reader sees.
+_NOT_TEXT = ("script", "style", "noscript", "template", "head")
+
+
+def html_text(body: str) -> str:
+    """The text a reader sees in an HTML body, with a space between elements so words never run together.
+
+    Duplicate grouping compares documents by this, so markup shared by every page of a site (menus, scripts)
+    does not make two different articles near-duplicates.
+    """
+    try:
+        tree = lxml_html.document_fromstring(body)
+    except (etree.ParserError, ValueError):  # empty, or only a comment: no text
+        return ""
+    for element in list(tree.iter(*_NOT_TEXT)):
+        element.drop_tree()
+    return " ".join(tree.itertext())
 
 
 def safe_link(url: str) -> str:

@@ -312,7 +312,7 @@ def assessor_sessions(count: int) -> list[dict]:
 
     from accounts.models import User
     from assessments.models import Assignment
-    from assessments.selectors import queue_position, resume_position
+    from assessments.selectors.queues import queue_position, resume_position
 
     sessions = []
     for user in User.objects.filter(role="assessor").order_by("pk")[:count]:

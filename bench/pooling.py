@@ -168,7 +168,10 @@ def main() -> None:
     from django.db.models import Sum
 
     from assessments.models import Campaign, PoolEntry, PoolSource, Ranking, Topic
+    from assessments.selectors.pool_preview import preview_pool
+    from assessments.selectors.pools import pool_statistics
     from assessments.services import campaigns, pooling
+    from assessments.services.duplicates import group_duplicates
 
     campaign = Campaign.objects.filter(slug="bench").first() if args.reuse else None
     if campaign is None:
@@ -196,8 +199,8 @@ def main() -> None:
           "(INSERT … SELECT into a copy with the same indexes, commit included)")
     analyse()  # as autovacuum would have by the time someone looks at the page
     timed("build_pool depth 100 again (nothing new)", pooling.build_pool, campaign=campaign, spec=pooling.PoolSpec(depth=100))
-    timed("preview depth 5/10/20 + RBP (depth-100 pool in place)", pooling.preview_pool, campaign=campaign, spec=pooling.PoolSpec(depth=5))
-    timed("pool_statistics (the statistics page's queries)", pooling.pool_statistics, campaign=campaign)
+    timed("preview depth 5/10/20 + RBP (depth-100 pool in place)", preview_pool, campaign=campaign, spec=pooling.PoolSpec(depth=5))
+    timed("pool_statistics (the statistics page's queries)", pool_statistics, campaign=campaign)
     clear_pool(campaign)
     timed("build_pool RBP up to 100 per topic (reads every line)", pooling.build_pool, campaign=campaign,
           spec=pooling.PoolSpec(strategy="rbp", budget=100))
@@ -206,7 +209,7 @@ def main() -> None:
     pooling.build_pool(campaign=campaign, spec=pooling.PoolSpec(depth=100))
     (documents, planted), _ = timed("fill texts of the depth-100 pool (setup)", fill_texts, campaign)
     analyse("VACUUM ANALYZE")
-    grouped, _ = timed(f"group_duplicates over {documents:,} documents with text", pooling.group_duplicates, campaign=campaign)
+    grouped, _ = timed(f"group_duplicates over {documents:,} documents with text", group_duplicates, campaign=campaign)
     print(f"    {grouped.groups:,} groups, {grouped.twins:,} twins ({planted:,} near-copies planted; "
           "a document pooled for several topics counts once per topic)")
     print(f"load average while running: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")

@@ -1,6 +1,6 @@
 from rest_framework import viewsets
 
-from assessments import selectors
+from assessments.selectors.campaigns import campaigns_for_organiser
 
 from .permissions import IsOrganiser
 from .serializers import CampaignSerializer
@@ -12,7 +12,7 @@ class CampaignViewSet(viewsets.ReadOnlyModelViewSet):
     lookup_field = "slug"
 
     def get_queryset(self):
-        return selectors.campaigns_for_organiser()
+        return campaigns_for_organiser()
 
 
 def register(router) -> list:

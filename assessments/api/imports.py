@@ -15,8 +15,9 @@ from rest_framework.authentication import SessionAuthentication, TokenAuthentica
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from assessments import access, selectors
+from assessments import access
 from assessments.models import Run, Topic
+from assessments.selectors.campaigns import document_counts
 from assessments.services import imports
 
 from .permissions import IsOrganiser
@@ -137,7 +138,7 @@ class DocumentsView(_ImportView):
     @extend_schema(summary="How many documents the collection and the pools have")
     def get(self, request, slug: str):
         campaign = self.campaign()
-        return Response(DocumentCountsSerializer({"collection": campaign.collection.slug, **selectors.document_counts(campaign)}).data)
+        return Response(DocumentCountsSerializer({"collection": campaign.collection.slug, **document_counts(campaign)}).data)
 
 
 @extend_schema_view(get=extend_schema(summary="A job's progress, and once finished its summary, warnings or errors"))

@@ -16,6 +16,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from assessments import access
+from assessments.selectors.pool_preview import preview_pool
+from assessments.selectors.pools import pool_statistics
 from assessments.services import pooling
 from assessments.views.pooling import export_response
 
@@ -50,7 +52,7 @@ class PoolStatisticsView(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="Pool size per topic, contributions and overlap per run, missing ids, effort")
     def get(self, request, slug: str):
         campaign = access.get_campaign_for_organiser(request.user, slug)
-        return Response(asdict(pooling.pool_statistics(campaign=campaign)))
+        return Response(asdict(pool_statistics(campaign=campaign)))
 
 
 class PoolPreviewView(APIView):
@@ -63,7 +65,7 @@ class PoolPreviewView(APIView):
         params = PoolSpecSerializer(data={**request.query_params.dict(), "runs": request.query_params.getlist("runs")})
         params.is_valid(raise_exception=True)
         try:
-            return Response(asdict(pooling.preview_pool(campaign=campaign, spec=params.validated_data["spec"])))
+            return Response(asdict(preview_pool(campaign=campaign, spec=params.validated_data["spec"])))
         except pooling.PoolingError as exc:
             return _bad_request(exc)
 

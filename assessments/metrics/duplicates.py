@@ -1,7 +1,7 @@
 """Group exact and near-duplicate documents, so that one judgment can stand for every copy in a pool.
 
-Python and numpy, with no Django import: the pooling service passes a mapping of document id -> plain text and
-stores each group's canonical member as ``PoolEntry.duplicate_of`` for the others.
+Python and numpy, with no Django import: the grouping service (services.duplicates) passes a mapping of document
+id -> plain text and stores each group's canonical member as ``PoolEntry.duplicate_of`` for the others.
 
 Near-duplicates follow the Touché organisers' tool, CopyCat (Fröbe et al., SIGIR 2021; chatnoir-eu/chatnoir-copycat,
 used for Touché's own data cleaning). Two documents are near-duplicates when their S3 score on word 8-grams is
@@ -33,6 +33,8 @@ from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
+
+from assessments.metrics.union_find import find, union
 
 # Unicode-aware: anything that is neither a word character nor whitespace.
 _PUNCTUATION = re.compile(r"[^\w\s]+")
@@ -153,7 +155,7 @@ def near_duplicate_groups(docs: Mapping[str, str], *, n: int = 8, threshold: flo
         text = normalised_utf8(docs[doc_id])
         first = first_with_digest.setdefault(_digest(text), i)
         if first != i:
-            _union(parent, first, i)
+            union(parent, first, i)
             continue
         if not text or text.count(b" ") + 1 < n:
             continue  # no n-gram: exact duplicates only, as in CopyCat
@@ -179,19 +181,19 @@ def near_duplicate_groups(docs: Mapping[str, str], *, n: int = 8, threshold: flo
     for members in np.split(run_docs, np.flatnonzero(run_keys[1:] != run_keys[:-1]) + 1):
         for a, b in itertools.combinations(members.tolist(), 2):
             # a == b when two n-grams of one document share their leading hash bits.
-            if a == b or _find(parent, a) == _find(parent, b) or (a, b) in rejected:
+            if a == b or find(parent, a) == find(parent, b) or (a, b) in rejected:
                 continue
             # S3 = 2 |A ∩ B| / (|A| + |B|) >= t, in integers. The overlap is at most the smaller set, which rules out
             # pairs of very different lengths before any set is built.
             bound = num * (sizes[a] + sizes[b])
             if 2 * min(sizes[a], sizes[b]) * den >= bound and 2 * len(shingle_set(a) & shingle_set(b)) * den >= bound:
-                _union(parent, a, b)
+                union(parent, a, b)
             else:
                 rejected.add((a, b))
 
     groups: dict[int, list[str]] = {}
     for i, doc_id in enumerate(ids):
-        groups.setdefault(_find(parent, i), []).append(doc_id)
+        groups.setdefault(find(parent, i), []).append(doc_id)
     return sorted(group for group in groups.values() if len(group) > 1)
 
 
@@ -270,16 +272,3 @@ def _mixed(values: np.ndarray) -> np.ndarray:
 def _digest(text: bytes) -> bytes:
     return hashlib.blake2b(text, digest_size=16).digest()
 
-
-def _find(parent: list[int], x: int) -> int:
-    while parent[x] != x:
-        parent[x] = parent[parent[x]]  # path halving
-        x = parent[x]
-    return x
-
-
-def _union(parent: list[int], x: int, y: int) -> None:
-    # The smaller index (smaller doc id) becomes the root, so a group's root is its canonical member.
-    rx, ry = _find(parent, x), _find(parent, y)
-    if rx != ry:
-        parent[max(rx, ry)] = min(rx, ry)

@@ -21,6 +21,13 @@ class Progress(Protocol):
     def advance(self, done: int, total: int | None = None) -> None: ...
 
 
+class NoProgress:
+    """Progress nobody watches: what a service reports to when its caller passed none."""
+
+    def advance(self, done: int, total: int | None = None) -> None:
+        pass
+
+
 class JobProgress:
     """Writes progress to the Job row (throttled); optionally mirrors it to a terminal bar."""
 

@@ -1,7 +1,6 @@
-"""Building each topic's judgment pool from the runs, grouping its duplicates, and reporting on it.
+"""Building each topic's judgment pool from the runs.
 
-What to pool is decided by the pure modules (assessments.metrics.pooling and .duplicates); this module reads
-the rows they need, writes PoolEntry and PoolSource in bulk (PostgreSQL COPY into a temporary table, then one
+What to pool is decided by the pure module assessments.metrics.pooling; this module reads the rows it needs, writes PoolEntry and PoolSource in bulk (PostgreSQL COPY into a temporary table, then one
 INSERT … SELECT per table), and keeps the pool's rules:
 
 * A build only adds. An entry is never removed automatically, even when a later build with a smaller depth or
@@ -14,6 +13,9 @@ INSERT … SELECT per table), and keeps the pool's rules:
   `pool_seed + first new order`) and appended, so no assessor's queue is reordered under them.
 * Every pooled document id gets a Document row; ids missing from the collection get a stub (has_text=False) so
   they can be judged once their text arrives, and they are listed, never dropped.
+
+After storing, a build groups the pool's duplicates (services.duplicates). What a build would cost is previewed
+by selectors.pool_preview, which reads runs and pools through the same functions as the build.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-import math
 import secrets
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
@@ -29,13 +30,9 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 from django.db import connection, transaction
-from django.db.models import Q
-from lxml import etree
-from lxml import html as lxml_html
 
 from accounts.models import User
 from assessments.collector import collector_paused
-from assessments.metrics import duplicates as duplicate_metrics
 from assessments.metrics import pooling as pooling_metrics
 from assessments.metrics.evaluation import order_run
 from assessments.models import (
@@ -46,13 +43,13 @@ from assessments.models import (
     Phase,
     PoolEntry,
     PoolSource,
-    Run,
     Topic,
 )
+from assessments.selectors.pools import missing_listed, missing_per_topic
 from assessments.services import jobs, rankings
 from assessments.services.campaigns import lock_campaign
-from assessments.services.jobs import Progress
-from assessments.services.judging import copy_judgment
+from assessments.services.duplicates import group_duplicates
+from assessments.services.jobs import NoProgress, Progress
 
 STRATEGIES = {
     "depth": "Depth-k: every run's top k",
@@ -68,7 +65,6 @@ ORDERS = {
 BUDGET_STRATEGIES = ("rbp", "maxmean", "mtf")
 # The persistence metrics.pooling.rbp_pool defaults to (Moffat & Zobel 2008 report p = 0.5, 0.8 and 0.95).
 RBP_PERSISTENCE = 0.8
-PREVIEW_DEPTHS = (5, 10, 20)
 MAX_DEPTH = 1000  # Touché runs hold at most 1,000 documents per topic
 MISSING_LISTED = 1000  # missing ids kept in a job's result; the page and export_pool list them all
 
@@ -77,9 +73,6 @@ _POOL_LOCK = 0x706F6F6C  # "pool": first key of the advisory lock that serialise
 _POOLENTRY = PoolEntry._meta.db_table
 _POOLSOURCE = PoolSource._meta.db_table
 _DOCUMENT = Document._meta.db_table
-_TOPIC = Topic._meta.db_table
-_JUDGMENT = Judgment._meta.db_table
-_RUN = Run._meta.db_table
 
 
 class PoolingError(ValueError):
@@ -205,20 +198,20 @@ def build_pool(*, campaign: Campaign, spec: PoolSpec, progress: Progress | None 
     duplicates (reading document texts) in a second one. Builds of the same campaign are serialised by an
     advisory lock; a second one started meanwhile fails at once instead of waiting. Raises PoolingError.
     """
-    progress = progress or _NoProgress()
+    progress = progress or NoProgress()
     if campaign.phase == Phase.CLOSED:
         raise PoolingError("the campaign is closed; its pool can no longer change")
     with _build_lock(campaign):
-        runs = _select_runs(campaign, spec.runs)
+        runs = select_runs(campaign, spec.runs)
         topics = list(campaign.topics.order_by("position", "number"))
         _ensure_seeds(topics)
         with collector_paused():
             counts, stubs, warnings = _plan_and_store(campaign, spec=spec, runs=runs, topics=topics, progress=progress)
             grouped = group_duplicates(campaign=campaign, progress=_Offset(progress, len(topics), 2 * len(topics)))
-    missing_per_topic = _missing_per_topic(campaign)
-    counts = [TopicCount(**{**asdict(c), "missing": missing_per_topic.get(c.number, 0)}) for c in counts]
-    missing_total = sum(missing_per_topic.values())
-    missing = _missing_listed(campaign, missing_per_topic, limit=MISSING_LISTED) if missing_total else []
+    missing_by_topic = missing_per_topic(campaign=campaign)
+    counts = [TopicCount(**{**asdict(c), "missing": missing_by_topic.get(c.number, 0)}) for c in counts]
+    missing_total = sum(missing_by_topic.values())
+    missing = missing_listed(campaign=campaign, per_topic=missing_by_topic, limit=MISSING_LISTED) if missing_total else []
     if missing_total:
         warnings.append(
             f"{missing_total} pooled documents are not in the collection {campaign.collection.slug!r}; "
@@ -250,7 +243,7 @@ def _plan_and_store(
 ) -> tuple[list[TopicCount], int, list[str]]:
     """The plan and everything read for it live only in here: freed when this returns, still inside the caller's
     pause of the collector, they never reach a collection that would scan them all once more."""
-    existing = _existing_pool(campaign)
+    existing = existing_pool(campaign)
     plan, warnings = _plan(spec, runs=runs, topics=topics, existing=existing, progress=progress, steps=2 * len(topics))
     with transaction.atomic():
         counts, stubs = _store(campaign, spec=spec, topics=topics, runs=runs, plan=plan, existing=existing)
@@ -266,13 +259,8 @@ def start_build(*, campaign: Campaign, spec: PoolSpec, user: User | None) -> Job
     """Queue a build as a Job (the page and the API call this; the command calls build_pool itself)."""
     if campaign.phase == Phase.CLOSED:
         raise PoolingError("the campaign is closed; its pool can no longer change")
-    _select_runs(campaign, spec.runs)  # unknown tags fail now, not in the worker
+    select_runs(campaign, spec.runs)  # unknown tags fail now, not in the worker
     return jobs.create_job(kind="build_pool", campaign=campaign, params=spec.as_params(), created_by=user)
-
-
-class _NoProgress:
-    def advance(self, done: int, total: int | None = None) -> None:
-        pass
 
 
 class _Offset:
@@ -303,7 +291,7 @@ def _build_lock(campaign: Campaign) -> Iterator[None]:
             cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_POOL_LOCK, campaign.pk])
 
 
-def _select_runs(campaign: Campaign, tags: Iterable[str]) -> dict[int, str]:
+def select_runs(campaign: Campaign, tags: Iterable[str]) -> dict[int, str]:
     """Run id -> tag of the runs to pool (all of the campaign's when `tags` is empty)."""
     runs = dict(campaign.runs.values_list("id", "tag"))
     wanted = list(dict.fromkeys(tags))
@@ -318,13 +306,16 @@ def _select_runs(campaign: Campaign, tags: Iterable[str]) -> dict[int, str]:
 
 
 @dataclass
-class _TopicPool:
+class TopicPool:
+    """What a topic's pool holds already: its documents, and the `order` the next new entry gets."""
+
     docs: set[str] = field(default_factory=set)
     next_order: int = 0
 
 
-def _existing_pool(campaign: Campaign) -> dict[int, _TopicPool]:
-    pools: dict[int, _TopicPool] = defaultdict(_TopicPool)
+def existing_pool(campaign: Campaign) -> dict[int, TopicPool]:
+    """topic id -> its pool as it stands (topics without entries are missing from the dict)."""
+    pools: dict[int, TopicPool] = defaultdict(TopicPool)
     rows = PoolEntry.objects.filter(topic__campaign=campaign).values_list("topic_id", "document__doc_id", "order")
     for topic_id, doc_id, order in rows.iterator(chunk_size=20_000):
         pool = pools[topic_id]
@@ -347,7 +338,7 @@ def _plan(
     *,
     runs: dict[int, str],
     topics: list[Topic],
-    existing: dict[int, _TopicPool],
+    existing: dict[int, TopicPool],
     progress: Progress,
     steps: int,
 ) -> tuple[_Planned, list[str]]:
@@ -355,7 +346,7 @@ def _plan(
     warnings: list[str] = []
     selected: dict[int, pooling_metrics.Pool] = {}
     if spec.strategy == "depth":
-        by_topic = _heads(runs, topics, depth=spec.depth, orders=spec.orders)
+        by_topic = run_heads(runs, topics, depth=spec.depth, orders=spec.orders)
         for done, topic in enumerate(topics, 1):
             selected[topic.pk] = pooling_metrics.pool_of_heads(by_topic.pop(topic.pk, {}), depth=spec.depth)
             progress.advance(done, steps)
@@ -395,7 +386,7 @@ def _plan(
     return _Planned(selected, None), warnings
 
 
-def _heads(runs: dict[int, str], topics: list[Topic], *, depth: int, orders: tuple[str, ...]) -> dict[int, dict[str, dict]]:
+def run_heads(runs: dict[int, str], topics: list[Topic], *, depth: int, orders: tuple[str, ...]) -> dict[int, dict[str, dict]]:
     """topic id -> run tag -> order -> the run's first `depth` doc ids under it.
 
     The stored rankings hold both orders (computed at import with metrics.evaluation.order_run), so only the heads
@@ -405,12 +396,6 @@ def _heads(runs: dict[int, str], topics: list[Topic], *, depth: int, orders: tup
     for run_id, topic_id, heads in rankings.heads(list(runs), [t.pk for t in topics], depth=depth, orders=orders):
         by_topic[topic_id][runs[run_id]] = heads
     return by_topic
-
-
-def _placeholders(values) -> str:
-    """`(%s, …)` for a list of ids, the spelling both PostgreSQL and SQLite accept (`(NULL)` matches nothing when
-    the list is empty, where `()` would be a syntax error)."""
-    return f"({', '.join(['%s'] * len(values)) or 'NULL'})"
 
 
 def _all_entries(topic: Topic, runs: dict[int, str]) -> dict[str, list]:
@@ -447,7 +432,7 @@ def _store(
     topics: list[Topic],
     runs: dict[int, str],
     plan: _Planned,
-    existing: dict[int, _TopicPool],
+    existing: dict[int, TopicPool],
 ) -> tuple[list[TopicCount], int]:
     """Write the plan: stubs for unknown documents, new entries in presentation order, and every source.
 
@@ -459,7 +444,7 @@ def _store(
     new_rows = []
     counts = []
     for topic in topics:
-        pool = existing.get(topic.pk, _TopicPool())
+        pool = existing.get(topic.pk, TopicPool())
         selected = plan.selected.get(topic.pk, {})
         new_docs = [doc for doc in selected if doc not in pool.docs]
         start = pool.next_order
@@ -643,462 +628,3 @@ def _copy_into_temp(cursor, table: str, columns: str, rows: Iterable[tuple]) -> 
         csv.writer(buffer).writerows(chunk)
         buffer.seek(0)
         cursor.copy_expert(f"COPY {table} FROM STDIN WITH (FORMAT csv)", buffer)
-
-
-def _missing_per_topic(campaign: Campaign) -> dict[str, int]:
-    """Topic number -> pooled documents without text, in topic order. Each entry looks its document up by primary
-    key: as a join, right after a build has added tens of thousands of entries and stubs the statistics have not
-    seen yet, the planner expects one stub and one entry and can choose a nested loop that scans the documents once
-    per topic (5 s instead of 0.15 s at depth 100 in bench/pooling.py)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""SELECT t.number, (
-                  SELECT COUNT(*) FROM {_POOLENTRY} e
-                  WHERE e.topic_id = t.id AND NOT (SELECT d.has_text FROM {_DOCUMENT} d WHERE d.id = e.document_id))
-                FROM {_TOPIC} t WHERE t.campaign_id = %s ORDER BY t.position, t.number""",
-            [campaign.pk],
-        )
-        return {number: missing for number, missing in cursor.fetchall() if missing}
-
-
-def missing_documents(*, campaign: Campaign, limit: int | None = None) -> tuple[int, list[tuple[str, str]]]:
-    """(how many, the first `limit` as (topic number, doc id)) of pooled documents with no text in the collection."""
-    per_topic = _missing_per_topic(campaign)
-    return sum(per_topic.values()), _missing_listed(campaign, per_topic, limit=limit)
-
-
-def _missing_listed(campaign: Campaign, per_topic: dict[str, int], *, limit: int | None) -> list[tuple[str, str]]:
-    """The first `limit` missing documents by topic, then doc id; only the topics that hold them are read."""
-    topics, covered = [], 0
-    for number, missing in per_topic.items():
-        if limit is not None and covered >= limit:
-            break
-        topics.append(number)
-        covered += missing
-    entries = PoolEntry.objects.filter(topic__campaign=campaign, topic__number__in=topics, document__has_text=False)
-    rows = entries.order_by("topic__position", "topic__number", "document__doc_id").values_list(
-        "topic__number", "document__doc_id"
-    )
-    return list(rows[:limit] if limit is not None else rows)
-
-
-def export_lines(*, campaign: Campaign, missing_only: bool = False) -> Iterator[str]:
-    """Yield one `qid doc` line per pool entry (topics in file order, documents by id), for judging elsewhere."""
-    entries = PoolEntry.objects.filter(topic__campaign=campaign)
-    if missing_only:
-        entries = entries.filter(document__has_text=False)
-    rows = entries.order_by("topic__position", "topic__number", "document__doc_id").values_list(
-        "topic__number", "document__doc_id"
-    )
-    for number, doc in rows.iterator(chunk_size=20_000):
-        yield f"{number} {doc}\n"
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Duplicates
-
-
-@dataclass(frozen=True)
-class DuplicateSummary:
-    groups: int
-    twins: int
-    labels_copied: int
-
-
-@collector_paused()
-def group_duplicates(*, campaign: Campaign, progress: Progress | None = None) -> DuplicateSummary:
-    """Point every twin entry at its group's canonical entry (`duplicate_of`), topic by topic.
-
-    Groups are identical texts (the same `Document.text_hash`, or the same normalised text) and near-duplicates
-    (S3 on word 8-grams ≥ 0.82, as CopyCat), computed by metrics.duplicates over the topic's documents with text.
-    The canonical entry is one that already was (so rebuilding moves nothing), else one that has a judgment, else
-    the one assessors meet first. A twin that joins a group whose canonical is judged already gets those labels
-    (source "duplicate") when the campaign propagates to duplicates, so it is not left without a judgment.
-    """
-    progress = progress or _NoProgress()
-    topic_ids = list(campaign.topics.order_by("position", "number").values_list("id", flat=True))
-    entries: dict[int, list[_GroupEntry]] = defaultdict(list)
-    # Entries without text are never grouped: only those already pointing at a canonical could change (if their
-    # document lost its group), so a pool of stubs waiting for --only-pooled texts costs nothing here.
-    rows = PoolEntry.objects.filter(
-        Q(document__has_text=True) | Q(duplicate_of__isnull=False), topic__campaign=campaign
-    ).values_list(
-        "id", "topic_id", "document_id", "document__doc_id", "document__text_hash", "document__has_text", "order",
-        "duplicate_of_id",
-    )
-    for row in rows.iterator(chunk_size=20_000):
-        entries[row[1]].append(_GroupEntry(*row))
-    judged = set(Judgment.objects.filter(topic_id__in=topic_ids).values_list("topic_id", "document_id").distinct())
-
-    wanted: dict[int, int | None] = {}
-    for done, topic_id in enumerate(topic_ids, 1):
-        topic_entries = entries.get(topic_id, [])
-        canonical_now = {e.duplicate_of_id for e in topic_entries}
-        for group in _groups_of(topic_entries):
-            canonical = min(
-                group, key=lambda e: (e.id not in canonical_now, (topic_id, e.document_id) not in judged, e.order)
-            )
-            for entry in group:
-                wanted[entry.id] = None if entry is canonical else canonical.id
-        progress.advance(done, len(topic_ids))
-
-    changes = [
-        (e.id, wanted.get(e.id)) for topic_entries in entries.values() for e in topic_entries if wanted.get(e.id) != e.duplicate_of_id
-    ]
-    with transaction.atomic():
-        if changes:
-            _set_canonicals(changes)
-        copied = _copy_labels_to_new_twins(campaign, [entry_id for entry_id, canonical in changes if canonical])
-    twins = sum(1 for canonical in wanted.values() if canonical)
-    return DuplicateSummary(groups=len(wanted) - twins, twins=twins, labels_copied=copied)
-
-
-def _set_canonicals(changes: list[tuple[int, int | None]]) -> None:
-    """Set `duplicate_of` of each (entry id, canonical id): one UPDATE from arrays on PostgreSQL, one per
-    canonical elsewhere (SQLite has no arrays; the demo's groups are few)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"""UPDATE {_POOLENTRY} e SET duplicate_of_id = v.canonical
-                    FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, canonical) WHERE e.id = v.id""",
-                [[c[0] for c in changes], [c[1] for c in changes]],
-            )
-        return
-    by_canonical: dict[int | None, list[int]] = defaultdict(list)
-    for entry_id, canonical in changes:
-        by_canonical[canonical].append(entry_id)
-    for canonical, entry_ids in by_canonical.items():
-        for start in range(0, len(entry_ids), _BATCH):
-            PoolEntry.objects.filter(pk__in=entry_ids[start : start + _BATCH]).update(duplicate_of_id=canonical)
-
-
-@dataclass(frozen=True)
-class _GroupEntry:
-    id: int
-    topic_id: int
-    document_id: int
-    doc_id: str
-    text_hash: str
-    has_text: bool
-    order: int
-    duplicate_of_id: int | None
-
-
-def _groups_of(entries: list[_GroupEntry]) -> list[list[_GroupEntry]]:
-    """Connected groups of one topic's entries: same text hash, or grouped by metrics.duplicates.
-
-    Of several entries with one text hash only the first is read and compared, so exact copies cost nothing.
-    """
-    with_text = [e for e in entries if e.has_text]
-    by_doc = {e.doc_id: e for e in with_text}
-    parent = {e.doc_id: e.doc_id for e in with_text}
-    representatives: dict[str, str] = {}
-    for entry in sorted(with_text, key=lambda e: e.doc_id):
-        if entry.text_hash:
-            first = representatives.setdefault(entry.text_hash, entry.doc_id)
-            _union(parent, first, entry.doc_id)
-    compared = [e for e in with_text if not e.text_hash or representatives[e.text_hash] == e.doc_id]
-    texts = dict(_texts(compared))
-    for group in duplicate_metrics.near_duplicate_groups(texts):
-        for doc in group[1:]:
-            _union(parent, group[0], doc)
-    groups: dict[str, list[_GroupEntry]] = defaultdict(list)
-    for doc, entry in by_doc.items():
-        groups[_find(parent, doc)].append(entry)
-    return [group for group in groups.values() if len(group) > 1]
-
-
-def _texts(entries: list[_GroupEntry]) -> Iterator[tuple[str, str]]:
-    """(doc id, plain text) of the entries' documents, read in chunks; HTML is reduced to its text first, so
-    markup shared by every page of a site does not make them near-duplicates."""
-    documents = Document.objects.filter(pk__in=[e.document_id for e in entries]).values_list("doc_id", "title", "body", "is_html")
-    for doc, title, body, is_html in documents.iterator(chunk_size=2_000):
-        yield doc, f"{title}\n{_html_text(body) if is_html else body}"
-
-
-# Elements whose content is not text a reader sees (assessments cannot use assessments.rendering: that app
-# depends on this one).
-_NOT_TEXT = ("script", "style", "noscript", "template", "head")
-
-
-def _html_text(body: str) -> str:
-    """The text a reader sees in an HTML body, with a space between elements so words never run together."""
-    try:
-        tree = lxml_html.document_fromstring(body)
-    except (etree.ParserError, ValueError):  # empty, or only a comment: no text
-        return ""
-    for element in list(tree.iter(*_NOT_TEXT)):
-        element.drop_tree()
-    return " ".join(tree.itertext())
-
-
-def _find(parent: dict[str, str], x: str) -> str:
-    while parent[x] != x:
-        parent[x] = parent[parent[x]]
-        x = parent[x]
-    return x
-
-
-def _union(parent: dict[str, str], a: str, b: str) -> None:
-    ra, rb = _find(parent, a), _find(parent, b)
-    if ra != rb:
-        parent[max(ra, rb)] = min(ra, rb)
-
-
-def _copy_labels_to_new_twins(campaign: Campaign, twin_ids: list[int]) -> int:
-    """Give twins that just joined a group the judgments their canonical has, where the twin has none yet from
-    that assessor (a label the assessor gave the twin themselves is theirs and is kept)."""
-    if not campaign.propagate_to_duplicates or not twin_ids:
-        return 0
-    twins = PoolEntry.objects.filter(pk__in=twin_ids).select_related("topic__campaign", "document", "duplicate_of")
-    by_canonical: dict[tuple[int, int], list[PoolEntry]] = defaultdict(list)
-    for twin in twins:
-        by_canonical[(twin.topic_id, twin.duplicate_of.document_id)].append(twin)
-    canonical_judgments = Judgment.objects.filter(
-        topic_id__in={t for t, _ in by_canonical}, document_id__in={d for _, d in by_canonical}
-    ).select_related("topic__campaign", "assessor")
-    already = set(
-        Judgment.objects.filter(topic_id__in={t.topic_id for t in twins}, document_id__in={t.document_id for t in twins})
-        .values_list("topic_id", "document_id", "assessor_id")
-    )
-    copied = 0
-    for judgment in canonical_judgments:
-        for twin in by_canonical.get((judgment.topic_id, judgment.document_id), []):
-            if (twin.topic_id, twin.document_id, judgment.assessor_id) not in already:
-                copy_judgment(judgment, twin)
-                copied += 1
-    return copied
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Preview: what a build would cost before it is started
-
-
-@dataclass(frozen=True)
-class CostOption:
-    label: str
-    added: int
-    total: int
-    hours: float
-    chosen: bool = False
-
-
-@dataclass(frozen=True)
-class PoolPreview:
-    spec: str
-    topics: list[TopicCount]
-    before: int
-    added: int
-    total: int
-    hours: float
-    options: list[CostOption]
-
-
-def preview_pool(*, campaign: Campaign, spec: PoolSpec) -> PoolPreview:
-    """How many documents `spec` would add per topic, and what depth 5/10/20 and RBP would cost, in judgments
-    and hours (documents × Campaign.seconds_per_judgment). Writes nothing.
-
-    Depth pools are computed exactly from the top rows. RBP and the bandits fill up to their budget while a
-    topic's runs have unpooled documents, so their cost is the budget capped by those (see `_fillable`; no line
-    is read when the runs are long enough). Duplicates are not subtracted: finding them needs the texts.
-    """
-    runs = _select_runs(campaign, spec.runs)
-    topics = list(campaign.topics.order_by("position", "number"))
-    existing = _existing_pool(campaign)
-    current = {t.pk: len(existing[t.pk].docs) if t.pk in existing else 0 for t in topics}
-    depths = sorted({*PREVIEW_DEPTHS, *([spec.depth] if spec.strategy == "depth" else [])})
-    by_topic = _heads(runs, topics, depth=depths[-1], orders=spec.orders)
-    depth_added: dict[int, dict[int, int]] = {}
-    depth_sizes: dict[int, list[int]] = {}
-    for depth in depths:
-        depth_added[depth], depth_sizes[depth] = {}, []
-        for topic in topics:
-            pool = pooling_metrics.pool_of_heads(by_topic.get(topic.pk, {}), depth=depth)
-            pooled = existing[topic.pk].docs if topic.pk in existing else set()
-            depth_added[depth][topic.pk] = sum(1 for doc in pool if doc not in pooled)
-            depth_sizes[depth].append(len(pool))
-    # Without a budget, RBP is priced at the mean size of the depth pool being previewed: the same judging cost,
-    # spent by priority instead of by depth.
-    base_depth = spec.depth if spec.strategy == "depth" else PREVIEW_DEPTHS[0]
-    rbp_budget = spec.budget or max(1, math.ceil(sum(depth_sizes[base_depth]) / max(len(topics), 1)))
-    rbp_added = _fillable(campaign, runs, topics, {t.pk: max(rbp_budget - current[t.pk], 0) for t in topics}, current)
-
-    if spec.strategy == "depth":
-        chosen = depth_added[spec.depth]
-    elif spec.strategy == "rbp":
-        chosen = rbp_added
-    else:
-        # At most: a document judged without being pooled (imported qrels) is not pulled again.
-        chosen = _fillable(campaign, runs, topics, {t.pk: spec.budget for t in topics}, current)
-    seconds = campaign.seconds_per_judgment
-    base = sum(current.values())
-
-    def option(label: str, added: Mapping[int, int], is_chosen: bool) -> CostOption:
-        total_added = sum(added.values())
-        return CostOption(label, total_added, base + total_added, round(total_added * seconds / 3600, 1), is_chosen)
-
-    options = [
-        option(f"depth {d} ({' ∪ '.join(spec.orders)})", depth_added[d], spec.strategy == "depth" and d == spec.depth)
-        for d in depths
-    ]
-    options.append(
-        option(f"RBP p={RBP_PERSISTENCE} up to {rbp_budget} per topic ({spec.single_order})", rbp_added, spec.strategy == "rbp")
-    )
-    counts = [TopicCount(t.number, current[t.pk], chosen[t.pk], current[t.pk] + chosen[t.pk]) for t in topics]
-    added = sum(chosen.values())
-    return PoolPreview(spec.label, counts, base, added, base + added, round(added * seconds / 3600, 1), options)
-
-
-def _fillable(campaign: Campaign, runs: dict[int, str], topics: list[Topic], room: Mapping[int, int], current: Mapping[int, int]) -> dict[int, int]:
-    """topic id -> min(room, documents the runs retrieved that are not pooled yet): what a budget strategy adds.
-
-    A run with L lines for a topic has at least L - (pooled documents) unpooled ones, so when the topic's longest
-    run is long enough the answer is `room` without reading any line: the stored rankings know their lengths.
-    Only topics whose runs are all too short are counted exactly.
-    """
-    wanted = [t.pk for t in topics if room[t.pk] > 0]
-    if not wanted:
-        return {t.pk: 0 for t in topics}
-    longest = rankings.longest(list(runs), wanted)
-    short = [t for t in wanted if longest.get(t, 0) - current[t] < room[t]]
-    unpooled: dict[int, int] = {}
-    if short:
-        retrieved: dict[int, set[str]] = defaultdict(set)
-        for _, topic_id, lines in rankings.all_lines(list(runs), short):
-            retrieved[topic_id].update(line[0] for line in lines)
-        pooled = PoolEntry.objects.filter(topic_id__in=short).values_list("topic_id", "document__doc_id")
-        for topic_id, doc in pooled.iterator(chunk_size=20_000):
-            retrieved[topic_id].discard(doc)
-        unpooled = {topic_id: len(docs) for topic_id, docs in retrieved.items()}
-    return {t.pk: min(room[t.pk], unpooled.get(t.pk, 0)) if t.pk in short else room[t.pk] for t in topics}
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Statistics
-
-
-@dataclass(frozen=True)
-class TopicStats:
-    number: str
-    title: str
-    is_training: bool
-    size: int
-    judged: int
-    missing: int
-    twins: int
-    unsourced: int  # no run contributes it any more (its run was deleted)
-
-
-@dataclass(frozen=True)
-class RunStats:
-    tag: str
-    contributed: int
-    unique: int
-    closest: str | None
-    closest_overlap: int
-    closest_jaccard: float | None
-
-
-@dataclass(frozen=True)
-class PoolStatistics:
-    topics: list[TopicStats]
-    runs: list[RunStats]
-    overlap: list[tuple[str, str, int]]  # (run a, run b, documents both contributed) for every pair, a < b
-    missing: list[tuple[str, str]]
-    missing_total: int
-    size: int
-    judged: int
-    twins: int
-    to_judge: int  # entries an assessor still has to open: not judged, and not a twin when labels propagate
-    hours_total: float
-    hours_remaining: float
-
-
-def pool_statistics(*, campaign: Campaign, missing_limit: int = 200) -> PoolStatistics:
-    """The pool at a glance, in five queries whatever its size: per topic, the runs, who contributed what, and
-    the missing ids (list and count).
-
-    Contributions are read as (entry, run) pairs and counted here with one bit mask per run: a self-join of
-    PoolSource in SQL grows with the square of the runs per document (13 s for 84 runs at depth 100), while an
-    AND and a popcount per pair of runs take milliseconds. Judging effort counts entries × Campaign.seconds_per_judgment; twins are
-    left out when the campaign propagates labels to duplicates, since the assessor never opens them.
-    """
-    propagate = campaign.propagate_to_duplicates
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""SELECT t.number, t.title, t.is_training, COUNT(e.id),
-                  COUNT(e.id) FILTER (WHERE EXISTS (
-                      SELECT 1 FROM {_JUDGMENT} j WHERE j.topic_id = e.topic_id AND j.document_id = e.document_id)),
-                  COUNT(e.id) FILTER (WHERE NOT d.has_text),
-                  COUNT(e.id) FILTER (WHERE e.duplicate_of_id IS NOT NULL),
-                  COUNT(e.id) FILTER (WHERE NOT EXISTS (SELECT 1 FROM {_POOLSOURCE} s WHERE s.entry_id = e.id)),
-                  COUNT(e.id) FILTER (WHERE NOT EXISTS (
-                      SELECT 1 FROM {_JUDGMENT} j WHERE j.topic_id = e.topic_id AND j.document_id = e.document_id)
-                      AND (e.duplicate_of_id IS NULL OR NOT %s))
-                FROM {_TOPIC} t LEFT JOIN {_POOLENTRY} e ON e.topic_id = t.id
-                LEFT JOIN {_DOCUMENT} d ON d.id = e.document_id
-                WHERE t.campaign_id = %s GROUP BY t.id ORDER BY t.position, t.number""",
-            [propagate, campaign.pk],
-        )
-        topic_rows = cursor.fetchall()
-        cursor.execute(f"SELECT id, tag FROM {_RUN} WHERE campaign_id = %s ORDER BY tag", [campaign.pk])
-        tags = dict(cursor.fetchall())
-        cursor.execute(f"SELECT entry_id, run_id FROM {_POOLSOURCE} WHERE run_id IN {_placeholders(tags)}", [*tags])
-        members = _run_members(cursor.fetchall(), list(tags))
-    missing_total, missing = missing_documents(campaign=campaign, limit=missing_limit)
-
-    # Bit i of a run's mask is set when the run contributed entry i; "once" and "twice or more" masks give the
-    # entries exactly one run contributed.
-    once = more = 0
-    for mask in members.values():
-        more |= once & mask
-        once |= mask
-    only_one = once & ~more
-    overlap = [(tags[a], tags[b], (members[a] & members[b]).bit_count()) for a, b in itertools.combinations(members, 2)]
-    contributed = {tags[run_id]: mask.bit_count() for run_id, mask in members.items()}
-    closest: dict[str, tuple[float, int, str]] = {}
-    for a, b, shared in overlap:
-        if shared:
-            jaccard = shared / (contributed[a] + contributed[b] - shared)
-            for run, other in ((a, b), (b, a)):
-                if run not in closest or (jaccard, shared) > closest[run][:2]:
-                    closest[run] = (jaccard, shared, other)
-    runs = []
-    for run_id, mask in members.items():
-        tag = tags[run_id]
-        jaccard, shared, other = closest.get(tag, (None, 0, None))
-        unique = (mask & only_one).bit_count()
-        runs.append(RunStats(tag, contributed[tag], unique, other, shared, None if jaccard is None else round(jaccard, 3)))
-    topics = [TopicStats(*row[:8]) for row in topic_rows]
-    to_judge = sum(row[8] for row in topic_rows)
-    size = sum(t.size for t in topics)
-    effort = size - (sum(t.twins for t in topics) if propagate else 0)
-    seconds = campaign.seconds_per_judgment
-    return PoolStatistics(
-        topics=topics,
-        runs=runs,
-        overlap=overlap,
-        missing=missing,
-        missing_total=missing_total,
-        size=size,
-        judged=sum(t.judged for t in topics),
-        twins=sum(t.twins for t in topics),
-        to_judge=to_judge,
-        hours_total=round(effort * seconds / 3600, 1),
-        hours_remaining=round(to_judge * seconds / 3600, 1),
-    )
-
-
-def _run_members(pairs: Iterable[tuple[int, int]], run_ids: list[int]) -> dict[int, int]:
-    """run id -> bit mask of the entries it contributed (entries numbered densely in order of appearance)."""
-    number: dict[int, int] = {}
-    indices: dict[int, list[int]] = {run_id: [] for run_id in run_ids}
-    for entry_id, run_id in pairs:
-        indices[run_id].append(number.setdefault(entry_id, len(number)))
-    masks = {}
-    for run_id, entries in indices.items():
-        bits = bytearray((len(number) + 7) // 8)
-        for i in entries:
-            bits[i >> 3] |= 1 << (i & 7)
-        masks[run_id] = int.from_bytes(bits, "little")
-    return masks

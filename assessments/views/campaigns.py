@@ -5,14 +5,15 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
 
-from assessments import access, selectors
+from assessments import access
+from assessments.selectors.campaigns import campaigns_for_organiser
 
 
 @login_required
 def campaign_list(request: HttpRequest) -> HttpResponse:
     if not request.user.is_organiser:
         raise Http404("No such page")
-    return render(request, "assessments/campaign_list.html", {"campaigns": selectors.campaigns_for_organiser()})
+    return render(request, "assessments/campaign_list.html", {"campaigns": campaigns_for_organiser()})
 
 
 @login_required

@@ -12,7 +12,8 @@ from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
-from assessments import access, selectors
+from assessments import access
+from assessments.selectors.campaigns import document_counts, recent_jobs
 from assessments.services import imports
 
 
@@ -79,8 +80,8 @@ def imports_page(request: HttpRequest, slug: str) -> HttpResponse:
         "forms": {what: form_class(prefix=what) for what, form_class in FORMS.items()},
         "topics": campaign.topics.order_by("position", "number"),
         "runs": campaign.runs.select_related("uploaded_by").order_by("tag"),
-        "documents": selectors.document_counts(campaign),
-        "jobs": selectors.recent_jobs(campaign, kinds=imports.IMPORT_KINDS),
+        "documents": document_counts(campaign),
+        "jobs": recent_jobs(campaign, kinds=imports.IMPORT_KINDS),
     })
 
 

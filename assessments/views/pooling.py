@@ -12,6 +12,8 @@ from django.views.decorators.http import require_POST
 
 from assessments import access
 from assessments.models import Campaign, Job
+from assessments.selectors.pool_preview import preview_pool
+from assessments.selectors.pools import export_lines, pool_statistics
 from assessments.services import pooling
 
 
@@ -52,13 +54,13 @@ def pool(request: HttpRequest, slug: str) -> HttpResponse:
     """The statistics and the build form; with form values in the query, also their preview (a partial for htmx),
     which carries the button that builds exactly what was previewed."""
     campaign = access.get_campaign_for_organiser(request.user, slug)
-    stats = pooling.pool_statistics(campaign=campaign)
+    stats = pool_statistics(campaign=campaign)
     form = PoolForm(request.GET if "strategy" in request.GET else None, run_tags=[run.tag for run in stats.runs])
     preview, spec, error = None, None, ""
     if form.is_bound and form.is_valid():
         spec = form.cleaned_data["spec"]
         try:
-            preview = pooling.preview_pool(campaign=campaign, spec=spec)
+            preview = preview_pool(campaign=campaign, spec=spec)
         except pooling.PoolingError as exc:
             error = str(exc)
     elif form.is_bound:
@@ -97,7 +99,7 @@ def pool_export(request: HttpRequest, slug: str) -> StreamingHttpResponse:
 def export_response(campaign: Campaign, *, missing: bool) -> StreamingHttpResponse:
     """`qid doc` per pool entry (or only the missing ones), streamed from the cursor; the API answers with it too."""
     response = StreamingHttpResponse(
-        pooling.export_lines(campaign=campaign, missing_only=missing), content_type="text/plain; charset=utf-8"
+        export_lines(campaign=campaign, missing_only=missing), content_type="text/plain; charset=utf-8"
     )
     name = f"{campaign.slug}-pool{'-missing' if missing else ''}.txt"
     response["Content-Disposition"] = f'attachment; filename="{name}"'

@@ -19,9 +19,10 @@ from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
-from assessments import access, selectors
+from assessments import access
 from assessments.formats.errors import FormatError
 from assessments.models import Campaign
+from assessments.selectors.campaigns import recent_jobs
 from assessments.services import evaluation, exports, qrels_import
 from assessments.services.imports import ImportProblem
 
@@ -174,7 +175,7 @@ class ImportForm(forms.Form):
 def _qrels_page(request: HttpRequest, campaign: Campaign, *, import_form: ImportForm | None = None, status: int = 200):
     context = {
         "campaign": campaign,
-        "jobs": selectors.recent_jobs(campaign, kinds=["import_qrels"]),
+        "jobs": recent_jobs(campaign, kinds=["import_qrels"]),
         "snapshots": exports.snapshots_of(campaign),
         "export_form": ExportForm(campaign=campaign),
         "import_form": import_form or ImportForm(campaign=campaign),

@@ -2,7 +2,7 @@
 
 import pytest
 
-from assessments import selectors
+from assessments.selectors import queues
 from assessments.services.judging import Labels, record_judgment
 
 pytestmark = pytest.mark.django_db
@@ -34,26 +34,26 @@ def five(assignment, pool, grow_pool):
 )
 def test_resume_goes_to_the_first_unjudged_after_the_last_judged(assignment, five, judged_in_this_order, expected):
     judge_in_order(assignment, five, judged_in_this_order)
-    assert selectors.resume_position(assignment) == expected
+    assert queues.resume_position(assignment) == expected
 
 
 def test_an_empty_queue_has_nowhere_to_resume(alice, training_topic):
     from assessments.models import Assignment
 
-    assert selectors.resume_position(Assignment.objects.get(assessor=alice)) is None
+    assert queues.resume_position(Assignment.objects.get(assessor=alice)) is None
 
 
 def test_a_position_knows_its_counts_and_unjudged_neighbours(assignment, five):
     judge_in_order(assignment, five, [1, 3, 4])
-    here = selectors.queue_position(assignment, 3)
+    here = queues.queue_position(assignment, 3)
     assert (here.entry_id, here.position, here.total, here.judged, here.is_judged) == (five[2].pk, 3, 5, 3, True)
     assert (here.preceding_unjudged, here.following_unjudged, here.next_unjudged) == (2, 5, 5)
-    last = selectors.queue_position(assignment, 5)
+    last = queues.queue_position(assignment, 5)
     assert (last.following_unjudged, last.next_unjudged) == (None, 2)  # wraps round, never to itself
-    assert selectors.queue_position(assignment, 6) is None
+    assert queues.queue_position(assignment, 6) is None
 
 
 def test_another_assessors_labels_do_not_move_anyone(assignment, bob_assignment, five):
     judge_in_order(bob_assignment, five, [1, 2, 3])
-    assert selectors.resume_position(assignment) == 1
-    assert selectors.queue_position(assignment, 1).judged == 0
+    assert queues.resume_position(assignment) == 1
+    assert queues.queue_position(assignment, 1).judged == 0

@@ -8,7 +8,7 @@ document may hold.
 import lxml.html
 import pytest
 
-from assessments.rendering import ALLOWED_TAGS, document_html, safe_link, topic_terms
+from assessments.rendering import ALLOWED_TAGS, document_html, html_text, safe_link, topic_terms
 
 XSS_VECTORS = {
     "script": "<p>ok</p><script>window.__pwned = 1</script>",
@@ -108,3 +108,18 @@ def test_highlight_terms_are_the_objects_then_the_title_content_words():
 def test_causal_topics_highlight_cause_and_effect():
     terms = topic_terms(title="Can eating broccoli lead to constipation?", compared_objects=[], cause="broccoli", effect="constipation")
     assert terms == {"objects": ["broccoli", "constipation"], "terms": ["eating"]}
+
+
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ("<p>Cats</p><p>purr</p>", ["Cats", "purr"]),  # words in two elements do not run together
+        ("<html><head><title>Site</title></head><body>Text</body></html>", ["Text"]),
+        ("<div><p>a</p><script>var x = 1;</script><style>p {}</style><noscript>enable</noscript><p>b</p></div>", ["a", "b"]),
+        ("<template><p>hidden</p></template><p>shown</p>", ["shown"]),
+        ("", []),
+        ("<!-- only a comment -->", []),
+    ],
+)
+def test_html_text_keeps_only_the_words_a_reader_sees(body, words):
+    assert html_text(body).split() == words

@@ -1,7 +1,13 @@
 """Helpers for the pooling tests: runs stored straight into Rankings (orders worked out in tests/rankings.py)."""
 
 from assessments.models import Run, Topic
+from assessments.services.pooling import PoolSpec
 from tests.rankings import store_ranking
+
+
+def depth(k: int, order: str = "both", runs=()) -> PoolSpec:
+    """A depth-k build, of the given runs (all when none)."""
+    return PoolSpec(strategy="depth", depth=k, order=order, runs=tuple(runs))
 
 
 def add_run(campaign, tag: str, topics: dict[Topic, list[tuple[str, int, float]]]) -> Run:

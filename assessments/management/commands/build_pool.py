@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand
 
 from assessments.management.progress import campaign_or_fail, fail, progress_bar
 from assessments.models import Campaign
+from assessments.selectors.pool_preview import PoolPreview, preview_pool
 from assessments.services import pooling
 
 MISSING_SHOWN = 20
@@ -35,7 +36,7 @@ class Command(BaseCommand):
         try:
             spec = pooling.PoolSpec(strategy=strategy, depth=depth, budget=budget, order=order, runs=tuple(runs))
             if preview:
-                self._print_preview(pooling.preview_pool(campaign=campaign, spec=spec))
+                self._print_preview(preview_pool(campaign=campaign, spec=spec))
                 return
             with progress_bar(desc="pooling", unit="step", stream=self.stderr) as bar:
                 summary = pooling.build_pool(campaign=campaign, spec=spec, progress=bar)
@@ -60,7 +61,7 @@ class Command(BaseCommand):
                 out.write(f"  … all of them: manage.py export_pool {campaign.slug} --missing")
         out.write(self.style.SUCCESS(summary.text))
 
-    def _print_preview(self, preview: pooling.PoolPreview) -> None:
+    def _print_preview(self, preview: PoolPreview) -> None:
         out = self.stdout
         out.write(f"preview of {preview.spec} (nothing changed)")
         self._print_topics(preview.topics, added=preview.added, after=preview.total)

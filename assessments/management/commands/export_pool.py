@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand
 
 from assessments.management.progress import campaign_or_fail, fail
-from assessments.services import pooling
+from assessments.selectors.pools import export_lines
 
 
 class Command(BaseCommand):
@@ -16,7 +16,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, slug: str, output: str | None, missing: bool, **options):
         campaign = campaign_or_fail(self, slug)
-        lines = pooling.export_lines(campaign=campaign, missing_only=missing)
+        lines = export_lines(campaign=campaign, missing_only=missing)
         if output is None:
             count = _write(lines, self.stdout)
         else:

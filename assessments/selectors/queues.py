@@ -1,22 +1,16 @@
-"""Read queries shared by several views and the API."""
+"""An assessor's work: their assignments with progress, and their queue of documents seen from one position.
+
+Only the assessor's own labels are ever read here, so training never shows another assessor's labels.
+"""
 
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Case, Count, Exists, F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import Case, Exists, F, Func, IntegerField, OuterRef, QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce
 
 from accounts.models import User
-
-from .models import Assignment, AssignmentItem, Campaign, Document, Job, Judgment, PoolEntry
-
-
-def campaigns_for_organiser() -> QuerySet[Campaign]:
-    return (
-        Campaign.objects.select_related("collection")
-        .annotate(topic_count=Count("topics", distinct=True), run_count=Count("runs", distinct=True))
-        .order_by("-created_at", "slug")
-    )
+from assessments.models import Assignment, AssignmentItem, Judgment, PoolEntry
 
 
 def active_assignments(user: User) -> QuerySet[Assignment]:
@@ -91,21 +85,6 @@ def assignment_queue(assignment: Assignment) -> list[QueueEntry]:
         labels = own.get(document_id)
         queue.append(QueueEntry(entry_id, document_id, *labels) if labels else QueueEntry(entry_id, document_id))
     return queue
-
-
-def document_counts(campaign: Campaign) -> dict[str, int]:
-    """Documents of the campaign's collection, and of its pools, with and without text (stubs), in two queries."""
-    with_text = Count("pk", filter=Q(has_text=True))
-    counts = Document.objects.filter(collection_id=campaign.collection_id).aggregate(total=Count("pk"), with_text=with_text)
-    pooled = Document.objects.filter(pk__in=PoolEntry.objects.filter(topic__campaign=campaign).values("document_id")).aggregate(
-        pooled=Count("pk"), pooled_with_text=with_text
-    )
-    return {**counts, **pooled}
-
-
-def recent_jobs(campaign: Campaign, *, kinds, limit: int = 10) -> list[Job]:
-    """The campaign's latest jobs of the given kinds, newest first, with who started them."""
-    return list(Job.objects.filter(campaign=campaign, kind__in=list(kinds)).select_related("created_by").order_by("-created_at", "-pk")[:limit])
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,28 @@
+"""Reads for the organiser's campaign pages: the campaign list, document counts and recent jobs."""
+
+from django.db.models import Count, Q, QuerySet
+
+from assessments.models import Campaign, Document, Job, PoolEntry
+
+
+def campaigns_for_organiser() -> QuerySet[Campaign]:
+    return (
+        Campaign.objects.select_related("collection")
+        .annotate(topic_count=Count("topics", distinct=True), run_count=Count("runs", distinct=True))
+        .order_by("-created_at", "slug")
+    )
+
+
+def document_counts(campaign: Campaign) -> dict[str, int]:
+    """Documents of the campaign's collection, and of its pools, with and without text (stubs), in two queries."""
+    with_text = Count("pk", filter=Q(has_text=True))
+    counts = Document.objects.filter(collection_id=campaign.collection_id).aggregate(total=Count("pk"), with_text=with_text)
+    pooled = Document.objects.filter(pk__in=PoolEntry.objects.filter(topic__campaign=campaign).values("document_id")).aggregate(
+        pooled=Count("pk"), pooled_with_text=with_text
+    )
+    return {**counts, **pooled}
+
+
+def recent_jobs(campaign: Campaign, *, kinds, limit: int = 10) -> list[Job]:
+    """The campaign's latest jobs of the given kinds, newest first, with who started them."""
+    return list(Job.objects.filter(campaign=campaign, kind__in=list(kinds)).select_related("created_by").order_by("-created_at", "-pk")[:limit])

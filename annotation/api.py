@@ -19,7 +19,7 @@ from assessments import access
 from assessments.models import Document, Judgment
 from assessments.rendering import document_html, safe_link
 from assessments.selectors import queues
-from assessments.services.judging import JudgingClosed, JudgmentError, Labels, judge_entry
+from assessments.services.judging import JudgingClosed, JudgmentError, Labels, StaleRevision, judge_entry
 
 
 class WorkTopicSerializer(serializers.Serializer):
@@ -58,7 +58,8 @@ class WorkDetailSerializer(WorkSerializer):
 
 
 class WorkLabelsSerializer(serializers.Serializer):
-    """A label as sent by a client: PUT replaces all labels, so a missing field means none."""
+    """A label as sent by a client: PUT replaces all labels, so a missing field means none; PATCH changes only
+    the fields it sends."""
 
     relevance = serializers.IntegerField()
     quality = serializers.IntegerField(allow_null=True, required=False, default=None)
@@ -69,10 +70,33 @@ class WorkLabelsSerializer(serializers.Serializer):
     time_spent_ms = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False, default=0)
 
 
+class WorkSaveSerializer(WorkLabelsSerializer):
+    base_revision = serializers.IntegerField(
+        min_value=0, allow_null=True, required=False,
+        help_text=(
+            "The judgment's revision as the client last saw it (0 or null: the client saw no judgment). When the "
+            "stored revision differs and this save would change a label, nothing is stored and the answer is 409 "
+            "with the stored judgment. Sending the same save again (a retry) is not a conflict. Leave it out to "
+            "overwrite whatever is stored (last writer wins)."
+        ),
+    )
+
+
 class WorkJudgmentSerializer(WorkLabelsSerializer):
     revision = serializers.IntegerField(read_only=True)
     source = serializers.CharField(read_only=True)
     updated_at = serializers.DateTimeField(read_only=True)
+
+
+class SaveRefusedSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    code = serializers.ChoiceField(
+        choices=["stale_revision", "closed"],
+        help_text="stale_revision: changed elsewhere since base_revision; closed: the campaign takes no more labels",
+    )
+    judgment = WorkJudgmentSerializer(
+        allow_null=True, required=False, help_text="With stale_revision: the stored judgment (null if there is none)"
+    )
 
 
 class WorkQueueItemSerializer(serializers.Serializer):
@@ -154,6 +178,15 @@ class Item(APIView):
         return Response(WorkItemSerializer(entry).data)
 
 
+_SAVE_DESCRIPTION = """\
+The judge page sends PATCH with `base_revision`, so it changes only what the assessor changed and never
+overwrites a label saved from another tab or device: a stale save gets 409 with the stored judgment, and the page
+asks the assessor which version to keep. A script may do the same, or leave `base_revision` out and have the
+last writer win (as every client did before `base_revision` existed). Either way, sending a save again changes
+nothing and adds no revision to the history.
+"""
+
+
 class JudgmentView(APIView):
     @extend_schema(responses=WorkJudgmentSerializer, summary="The caller's current label for the document")
     def get(self, request, assignment_id: int, entry_id: int):
@@ -163,25 +196,49 @@ class JudgmentView(APIView):
             raise NotFound("Not judged yet")
         return Response(WorkJudgmentSerializer(judgment).data)
 
-    @extend_schema(request=WorkLabelsSerializer, responses=WorkJudgmentSerializer, summary="Set the caller's label (idempotent)")
+    @extend_schema(
+        request=WorkSaveSerializer,
+        responses={200: WorkJudgmentSerializer, 409: SaveRefusedSerializer},
+        summary="Set all of the caller's labels (idempotent); fields left out are cleared",
+        description=_SAVE_DESCRIPTION,
+    )
     def put(self, request, assignment_id: int, entry_id: int):
+        return self._save(request, assignment_id, entry_id, partial=False)
+
+    @extend_schema(
+        request=WorkSaveSerializer,
+        responses={200: WorkJudgmentSerializer, 409: SaveRefusedSerializer},
+        summary="Change some of the caller's labels (idempotent); fields left out keep their stored values",
+        description=_SAVE_DESCRIPTION,
+    )
+    def patch(self, request, assignment_id: int, entry_id: int):
+        return self._save(request, assignment_id, entry_id, partial=True)
+
+    def _save(self, request, assignment_id: int, entry_id: int, *, partial: bool):
         assignment = access.get_assignment_for_assessor(request.user, assignment_id)
         entry = access.get_entry_for_assignment(assignment, entry_id)
-        serializer = WorkLabelsSerializer(data=request.data)
+        serializer = WorkSaveSerializer(data=request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
-        time_spent_ms = data.pop("time_spent_ms")
+        time_spent_ms = data.pop("time_spent_ms", 0)
+        base_revision = data.pop("base_revision", None)
+        if base_revision is None and "base_revision" in serializer.initial_data:
+            base_revision = 0  # null: the client saw no judgment; left out: no check
         # A browser session is the judge page; a token is a script or another tool.
         by_page = isinstance(request.successful_authenticator, SessionAuthentication)
         source = Judgment.Source.WEB if by_page else Judgment.Source.API
         try:
             judgment = judge_entry(
-                assignment=assignment, entry=entry, labels=Labels(**data), time_spent_ms=time_spent_ms, source=source
+                assignment=assignment, entry=entry, labels=None if partial else Labels(**data),
+                changes=data if partial else None, base_revision=base_revision, time_spent_ms=time_spent_ms, source=source,
             )
         except JudgmentError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         except JudgingClosed as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+            return Response({"detail": str(exc), "code": "closed"}, status=status.HTTP_409_CONFLICT)
+        except StaleRevision as exc:
+            stored = WorkJudgmentSerializer(exc.judgment).data if exc.judgment else None
+            return Response({"detail": str(exc), "code": "stale_revision", "judgment": stored}, status=status.HTTP_409_CONFLICT)
         return Response(WorkJudgmentSerializer(judgment).data)
 
 

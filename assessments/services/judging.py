@@ -5,8 +5,10 @@ campaign's judging rules, then `record_judgment` stores the labels and appends t
 are copied to the entry's twins. Imports and twin copies call `record_judgment` directly.
 """
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from functools import partial
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -23,6 +25,15 @@ class JudgingClosed(ValueError):
     """The campaign no longer takes labels (it is closed)."""
 
 
+class StaleRevision(Exception):
+    """The save was made from an older revision than the stored one: another tab, device or client changed the
+    judgment after this one last saw it. Nothing was stored; `judgment` is the stored one (None if there is none)."""
+
+    def __init__(self, judgment: Judgment | None):
+        super().__init__("this judgment was changed elsewhere since you last saw it")
+        self.judgment = judgment
+
+
 @dataclass(frozen=True)
 class Labels:
     relevance: int
@@ -32,7 +43,7 @@ class Labels:
     flagged: bool = False
 
 
-_LABEL_FIELDS = ("relevance", "quality", "stance", "note", "flagged")
+LABEL_FIELDS = ("relevance", "quality", "stance", "note", "flagged")
 
 
 @transaction.atomic
@@ -41,45 +52,61 @@ def record_judgment(
     topic: Topic,
     document: Document,
     assessor: User,
-    labels: Labels,
     phase: str,
+    labels: Labels | None = None,
+    changes: Mapping[str, Any] | None = None,
+    base_revision: int | None = None,
+    details_need_relevance: bool = False,
     time_spent_ms: int = 0,
     source: str = Judgment.Source.WEB,
 ) -> Judgment:
-    """Store the assessor's current labels and append a JudgmentEvent when anything changed.
+    """Store the assessor's labels and append a JudgmentEvent when anything changed.
 
-    Idempotent: saving the same labels again (a client retrying after a network failure) adds no
-    revision. `time_spent_ms` is the client's running total of active time on the document, so a
-    retry cannot count the same seconds twice; the larger total wins. The caller has checked that
-    the assessor may judge this document (assessments.access).
+    Give either all `labels` (a replacement) or only the `changes` (some of LABEL_FIELDS; the others keep their
+    stored values, so a client never resends a label it did not touch). With `base_revision` (0: the client saw
+    no judgment) the save is refused with StaleRevision when the stored revision differs and the save would
+    change a label, so two tabs never overwrite each other unseen; without it the last writer wins.
+
+    Idempotent: a save that changes no label (a client retrying after a lost response, whatever revision it
+    started from) adds no revision. `time_spent_ms` is the client's running total of active time on the
+    document, so a retry cannot count the same seconds twice; the larger total wins. `details_need_relevance`
+    refuses quality and stance on a document not relevant (checked on the labels as they would be stored). The
+    caller has checked that the assessor may judge this document (assessments.access).
     """
-    problems = topic.campaign.label_scheme.errors(relevance=labels.relevance, quality=labels.quality, stance=labels.stance)
-    if problems:
-        raise JudgmentError("; ".join(problems))
+    if (labels is None) == (changes is None):
+        raise TypeError("record_judgment takes either labels or changes")
     judgment = Judgment.objects.select_for_update().filter(topic=topic, document=document, assessor=assessor).first()
     if judgment is None:
+        if base_revision:
+            raise StaleRevision(None)
+        wanted = _wanted(labels, changes, None)
+        _check(topic, wanted, details_need_relevance)
         try:
             with transaction.atomic():
                 judgment = Judgment.objects.create(
                     topic=topic, document=document, assessor=assessor, phase=phase,
-                    time_spent_ms=time_spent_ms, source=source, revision=1, **_as_fields(labels),
+                    time_spent_ms=time_spent_ms, source=source, revision=1, **_as_fields(wanted),
                 )
         except IntegrityError:
-            # A concurrent first save of the same judgment won the race: update it instead.
+            # A concurrent first save of the same judgment won the race: this one is a change to it.
             judgment = Judgment.objects.select_for_update().get(topic=topic, document=document, assessor=assessor)
         else:
             _append_event(judgment, assessor)
             return judgment
 
-    changed = [f for f, v in _as_fields(labels).items() if getattr(judgment, f) != v]
+    wanted = _wanted(labels, changes, judgment)
+    changed = [f for f, v in _as_fields(wanted).items() if getattr(judgment, f) != v]
+    if changed and base_revision is not None and base_revision != judgment.revision:
+        raise StaleRevision(judgment)
     longer = time_spent_ms > judgment.time_spent_ms
     if not changed and not longer:
         return judgment
     update = ["time_spent_ms", "updated_at"]
     judgment.time_spent_ms = max(judgment.time_spent_ms, time_spent_ms)
     if changed:
+        _check(topic, wanted, details_need_relevance)
         for field in changed:
-            setattr(judgment, field, getattr(labels, field))
+            setattr(judgment, field, getattr(wanted, field))
         judgment.revision += 1
         judgment.source = source
         update += [*changed, "revision", "source"]
@@ -89,36 +116,68 @@ def record_judgment(
     return judgment
 
 
+def _wanted(labels: Labels | None, changes: Mapping[str, Any] | None, stored: Judgment | None) -> Labels:
+    """The labels a save asks for: all given, or the changes applied to the stored ones."""
+    if labels is not None:
+        return labels
+    assert changes is not None  # record_judgment takes one of the two
+    if stored is None:
+        if changes.get("relevance") is None:
+            raise JudgmentError("a first label needs a relevance")
+        return Labels(**changes)
+    return replace(_stored_labels(stored), **changes)
+
+
+def _stored_labels(judgment: Judgment) -> Labels:
+    return Labels(**{f: getattr(judgment, f) for f in LABEL_FIELDS})
+
+
+def _check(topic: Topic, labels: Labels, details_need_relevance: bool) -> None:
+    problems = topic.campaign.label_scheme.errors(relevance=labels.relevance, quality=labels.quality, stance=labels.stance)
+    if problems:
+        raise JudgmentError("; ".join(problems))
+    if details_need_relevance and labels.relevance <= 0 and (labels.quality is not None or labels.stance):
+        raise JudgmentError("quality and stance are asked only of relevant documents (relevance above 0)")
+
+
 def _as_fields(labels: Labels) -> dict:
-    return {f: getattr(labels, f) for f in _LABEL_FIELDS}
+    return {f: getattr(labels, f) for f in LABEL_FIELDS}
 
 
 def _append_event(judgment: Judgment, assessor: User) -> None:
     JudgmentEvent.objects.create(
         judgment=judgment, assessor=assessor, revision=judgment.revision, time_spent_ms=judgment.time_spent_ms,
-        source=judgment.source, **{f: getattr(judgment, f) for f in _LABEL_FIELDS},
+        source=judgment.source, **{f: getattr(judgment, f) for f in LABEL_FIELDS},
     )
 
 
 def judge_entry(
-    *, assignment: Assignment, entry: PoolEntry, labels: Labels, time_spent_ms: int, source: str = Judgment.Source.WEB
+    *,
+    assignment: Assignment,
+    entry: PoolEntry,
+    labels: Labels | None = None,
+    changes: Mapping[str, Any] | None = None,
+    base_revision: int | None = None,
+    time_spent_ms: int,
+    source: str = Judgment.Source.WEB,
 ) -> Judgment:
-    """Record the assessor's labels for one entry of their assignment and copy them to its twins
-    (exact or near duplicates in the pool, when the campaign propagates labels to duplicates).
+    """Record the assessor's labels (all of them, or only the `changes`) for one entry of their assignment and
+    copy the result to its twins (exact or near duplicates in the pool, when the campaign propagates labels).
 
-    The caller resolved `assignment` and `entry` through assessments.access (so the assessor may
-    judge this entry). Quality and stance are refused for non-relevant documents when the
-    campaign asks them only of relevant ones, as Touché did: a stance on an off-topic page is
-    meaningless, and a client that sends one has misread the scheme. Safe to repeat
-    (record_judgment is idempotent), which is what the judge page's retries rely on.
+    The caller resolved `assignment` and `entry` through assessments.access (so the assessor may judge this
+    entry). Quality and stance are refused for non-relevant documents when the campaign asks them only of
+    relevant ones, as Touché did: a stance on an off-topic page is meaningless, and a client that sends one has
+    misread the scheme. `base_revision` guards against overwriting a change made elsewhere (record_judgment
+    raises StaleRevision). Safe to repeat (record_judgment is idempotent), which is what the judge page's
+    retries rely on.
     """
     campaign = assignment.topic.campaign
     if campaign.phase == Phase.CLOSED:
         raise JudgingClosed(f"campaign {campaign.name!r} is closed and takes no more labels")
-    if campaign.ask_details_only_if_relevant and labels.relevance <= 0 and (labels.quality is not None or labels.stance):
-        raise JudgmentError("quality and stance are asked only of relevant documents (relevance above 0)")
     record = partial(
-        record_judgment, topic=assignment.topic, document=entry.document, assessor=assignment.assessor, labels=labels,
+        record_judgment, topic=assignment.topic, document=entry.document, assessor=assignment.assessor,
+        labels=labels, changes=changes, base_revision=base_revision,
+        details_need_relevance=campaign.ask_details_only_if_relevant,
         phase=assignment.phase, time_spent_ms=time_spent_ms, source=source,
     )
     if not campaign.propagate_to_duplicates:
@@ -154,10 +213,7 @@ def copy_judgment(judgment: Judgment, entry: PoolEntry) -> None:
         topic=judgment.topic,
         document=entry.document,
         assessor=judgment.assessor,
-        labels=Labels(
-            relevance=judgment.relevance, quality=judgment.quality, stance=judgment.stance,
-            note=judgment.note, flagged=judgment.flagged,
-        ),
+        labels=_stored_labels(judgment),
         phase=judgment.phase,
         source=Judgment.Source.DUPLICATE,
     )

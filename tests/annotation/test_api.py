@@ -21,6 +21,15 @@ def put(client, assignment, entry, **body):
     return client.put(judgment_url(assignment, entry), body, content_type="application/json")
 
 
+def patch(client, assignment, entry, **body):
+    return client.patch(judgment_url(assignment, entry), body, content_type="application/json")
+
+
+def stored(entry):
+    judgment = Judgment.objects.get(document=entry.document)
+    return judgment.revision, judgment.relevance, judgment.quality, judgment.stance, judgment.note
+
+
 def test_a_label_is_created_then_updated_with_every_change_kept(login, assignment, pool):
     client = login(assignment.assessor)
     first = put(client, assignment, pool[0], relevance=1, time_spent_ms=4000)
@@ -44,6 +53,103 @@ def test_sending_the_same_label_again_changes_nothing(login, assignment, pool):
         assert response.status_code == 200
     assert Judgment.objects.get().revision == 1
     assert JudgmentEvent.objects.count() == 1
+
+
+def test_a_save_from_a_stale_revision_gets_409_with_the_stored_judgment_and_changes_nothing(login, assignment, pool):
+    client = login(assignment.assessor)
+    put(client, assignment, pool[0], relevance=2, quality=2, stance="FIRST", note="clear", base_revision=0)  # tab A
+    before = stored(pool[0]), list(JudgmentEvent.objects.values_list("pk", flat=True))
+
+    response = patch(client, assignment, pool[0], relevance=1, base_revision=0)  # tab B, opened before A saved
+    assert response.status_code == 409
+    assert response.json()["code"] == "stale_revision"
+    assert response.json()["judgment"] | {"updated_at": None} == {
+        "relevance": 2, "quality": 2, "stance": "FIRST", "note": "clear", "flagged": False,
+        "time_spent_ms": 0, "revision": 1, "source": "web", "updated_at": None,
+    }
+    assert (stored(pool[0]), list(JudgmentEvent.objects.values_list("pk", flat=True))) == before
+    assert put(client, assignment, pool[0], relevance=0, base_revision=7).status_code == 409  # PUT checks it too
+    assert (stored(pool[0]), list(JudgmentEvent.objects.values_list("pk", flat=True))) == before
+
+
+def test_a_save_that_knew_the_stored_revision_goes_through(login, assignment, pool):
+    client = login(assignment.assessor)
+    assert patch(client, assignment, pool[0], relevance=2, base_revision=None).json()["revision"] == 1  # null: saw none
+    response = patch(client, assignment, pool[0], relevance=1, base_revision=1)
+    assert response.status_code == 200 and response.json()["revision"] == 2
+    assert patch(client, assignment, pool[0], relevance=0, base_revision=1).status_code == 409  # 1 is stale now
+
+
+def test_a_stale_save_to_a_judgment_that_is_gone_is_a_conflict_with_nothing_stored(login, assignment, pool):
+    response = patch(login(assignment.assessor), assignment, pool[0], relevance=1, base_revision=3)
+    assert response.status_code == 409 and response.json()["judgment"] is None
+    assert not Judgment.objects.exists()
+
+
+def test_a_duplicate_retry_gets_200_and_no_new_history_row(login, assignment, pool):
+    client = login(assignment.assessor)
+    first = patch(client, assignment, pool[0], relevance=1, base_revision=0, time_spent_ms=3000)
+    second = patch(client, assignment, pool[0], stance="NO", base_revision=1, time_spent_ms=5000)
+    assert (first.status_code, second.json()["revision"]) == (200, 2)
+    # The answer to the second save was lost: the client sends it again, still from revision 1.
+    retry = patch(client, assignment, pool[0], stance="NO", base_revision=1, time_spent_ms=5000)
+    assert retry.status_code == 200
+    assert retry.json() == second.json()
+    assert JudgmentEvent.objects.count() == 2
+    # The first save retried late, after the second: also nothing to do, and nothing undone.
+    assert patch(client, assignment, pool[0], relevance=1, base_revision=0, time_spent_ms=3000).status_code == 200
+    assert stored(pool[0]) == (2, 1, None, "NO", "") and JudgmentEvent.objects.count() == 2
+
+
+def test_patch_changes_only_the_fields_it_sends(login, assignment, pool):
+    client = login(assignment.assessor)
+    put(client, assignment, pool[0], relevance=2, quality=1, stance="SECOND", note="both", flagged=True)
+    response = patch(client, assignment, pool[0], stance="FIRST", base_revision=1)
+    assert response.status_code == 200
+    assert (response.json()["relevance"], response.json()["quality"], response.json()["flagged"]) == (2, 1, True)
+    assert stored(pool[0]) == (2, 2, 1, "FIRST", "both")
+    history = JudgmentEvent.objects.order_by("revision").values_list("relevance", "quality", "stance", "note", "flagged")
+    assert list(history) == [(2, 1, "SECOND", "both", True), (2, 1, "FIRST", "both", True)]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"quality": 1}, "a first label needs a relevance"),
+        ({"relevance": 0, "stance": "NO"}, "quality and stance are asked only of relevant documents"),
+    ],
+)
+def test_a_patch_is_checked_as_the_label_it_would_store(login, assignment, pool, body, message):
+    client = login(assignment.assessor)
+    response = patch(client, assignment, pool[0], **body)
+    assert response.status_code == 400 and message in response.json()["detail"]
+    put(client, assignment, pool[1], relevance=2, quality=2)
+    # Relevance 0 alone would leave quality on a non-relevant document: the client must clear it too.
+    response = patch(client, assignment, pool[1], relevance=0)
+    assert response.status_code == 400 and "asked only of relevant documents" in response.json()["detail"]
+    assert patch(client, assignment, pool[1], relevance=0, quality=None).json()["revision"] == 2
+
+
+def test_a_client_without_base_revision_overwrites_as_before(assignment, pool):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token " + Token.objects.create(user=assignment.assessor).key)
+    url = judgment_url(assignment, pool[0])
+    client.put(url, {"relevance": 2, "quality": 2, "stance": "FIRST"}, format="json")
+    client.put(url, {"relevance": 2, "quality": 1, "stance": "FIRST", "base_revision": 1}, format="json")
+    response = client.put(url, {"relevance": 1}, format="json")  # last writer wins, missing fields cleared
+    assert response.status_code == 200 and response.json()["revision"] == 3
+    assert stored(pool[0]) == (3, 1, None, "", "")
+
+
+def test_the_api_schema_documents_base_revision_and_the_conflict(login, assignment):
+    schema = login(assignment.assessor).get(reverse("api-schema"), {"format": "json"}).json()
+    operations = schema["paths"]["/api/work/{assignment_id}/items/{entry_id}/judgment/"]
+    for method in ("put", "patch"):
+        assert "409" in operations[method]["responses"]
+        assert "last writer win" in operations[method]["description"]
+    components = schema["components"]["schemas"]
+    assert "Leave it out to overwrite" in components["WorkSave"]["properties"]["base_revision"]["description"]
+    assert "stale_revision" in str(components["SaveRefused"])
 
 
 def test_time_spent_is_a_running_total_the_server_never_lowers(login, assignment, pool):
@@ -85,6 +191,7 @@ def test_a_closed_campaign_takes_no_more_labels(login, assignment, pool):
     Campaign.objects.filter(pk=assignment.topic.campaign_id).update(phase="closed")
     response = put(login(assignment.assessor), assignment, pool[0], relevance=1)
     assert response.status_code == 409 and "closed" in response.json()["detail"]
+    assert response.json()["code"] == "closed"
     assert not Judgment.objects.exists()
 
 

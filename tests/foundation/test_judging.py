@@ -3,7 +3,7 @@
 import pytest
 
 from assessments.models import JudgmentEvent
-from assessments.services.judging import JudgmentError, Labels, record_judgment
+from assessments.services.judging import JudgmentError, Labels, StaleRevision, record_judgment
 
 pytestmark = pytest.mark.django_db
 
@@ -45,3 +45,15 @@ def test_labels_outside_the_scheme_are_refused_with_a_reason(pool, alice):
     with pytest.raises(JudgmentError, match="stance 'PRO' is not one of"):
         save(pool[0], alice, relevance=1, stance="PRO")
     assert not JudgmentEvent.objects.exists()
+
+
+def test_changes_keep_the_labels_not_given_and_a_stale_base_stores_nothing(pool, alice):
+    save(pool[0], alice, relevance=2, quality=1, note="why")
+    changed = record_judgment(topic=pool[0].topic, document=pool[0].document, assessor=alice, phase="training",
+                              changes={"stance": "FIRST"}, base_revision=1)
+    assert (changed.revision, changed.relevance, changed.quality, changed.stance, changed.note) == (2, 2, 1, "FIRST", "why")
+    with pytest.raises(StaleRevision) as refused:
+        record_judgment(topic=pool[0].topic, document=pool[0].document, assessor=alice, phase="training",
+                        changes={"relevance": 0, "quality": None, "stance": ""}, base_revision=1)
+    assert refused.value.judgment.revision == 2
+    assert list(JudgmentEvent.objects.values_list("revision", flat=True)) == [1, 2]

@@ -8,8 +8,8 @@ class AssessmentsConfig(AppConfig):
     def ready(self) -> None:
         # Importing the service modules registers their job handlers (services.jobs.handler).
         from assessments.services import (
-            imports,  # noqa: F401
             jobs,  # noqa: F401
             pooling,  # noqa: F401
             qrels_import,  # noqa: F401
         )
+        from assessments.services.imports import uploads  # noqa: F401

@@ -1,5 +1,5 @@
 """How fast a passage collection goes in: 1 M Touché-style passages (~100 words each) in one JSONL.gz file through
-`services.imports.import_documents`, the path the upload job and `manage.py import_documents` take.
+`services.imports.documents.import_documents`, the path the upload job and `manage.py import_documents` take.
 
 Creates (and drops first) the database `touchstone_bench`, migrates it, writes the file into a temporary folder,
 imports it, then imports it again (nothing changes: the idempotent path), and prints documents per second, the
@@ -53,8 +53,8 @@ def main() -> None:
     from django.core.management import call_command
 
     from assessments.models import Document
-    from assessments.services import imports
     from assessments.services.campaigns import create_campaign
+    from assessments.services.imports.documents import import_documents
 
     call_command("migrate", verbosity=0)
     campaign = create_campaign(slug="bench", name="Bench", preset="touche-2022-task2")
@@ -67,7 +67,7 @@ def main() -> None:
         for label in ("import", "re-import (unchanged)"):
             timeline = Timeline()
             started, cpu = time.perf_counter(), time.process_time()
-            summary = imports.import_documents(campaign=campaign, paths=[path], progress=timeline)
+            summary = import_documents(campaign=campaign, paths=[path], progress=timeline)
             elapsed = time.perf_counter() - started
             read = summary.counts["read"]
             reading, storing = timeline.read_done - started, started + elapsed - timeline.read_done

@@ -1,5 +1,5 @@
 """How fast run files go in: 84 runs × 50 topics × 1,000 lines (4.2 M lines, Touché's largest scale) through
-`services.imports.import_runs`, the path the upload job and `manage.py import_runs` take.
+`services.imports.runs.import_runs`, the path the upload job and `manage.py import_runs` take.
 
 Creates (and drops first) the database `touchstone_bench`, migrates it, writes the run files into a temporary
 folder, then imports them all in one call (all or nothing, as the command does) and prints lines per second,
@@ -93,8 +93,8 @@ def main() -> None:
     from django.db.models import Sum
 
     from assessments.models import Ranking, Topic
-    from assessments.services import imports
     from assessments.services.campaigns import create_campaign
+    from assessments.services.imports.runs import import_runs
 
     call_command("migrate", verbosity=0)
     campaign = create_campaign(slug="bench", name="Bench", preset="touche-2021-task2")
@@ -109,7 +109,7 @@ def main() -> None:
             timeline, statements = Timeline(), StatementTimes()
             started, cpu = time.perf_counter(), time.process_time()
             with connection.execute_wrapper(statements):
-                summary = imports.import_runs(campaign=campaign, paths=paths, progress=timeline)
+                summary = import_runs(campaign=campaign, paths=paths, progress=timeline)
             elapsed = time.perf_counter() - started
             lines = summary.counts["lines"]
             assert Ranking.objects.filter(run__campaign=campaign).aggregate(n=Sum("length"))["n"] == lines

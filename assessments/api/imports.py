@@ -18,7 +18,9 @@ from rest_framework.response import Response
 from assessments import access
 from assessments.models import Run, Topic
 from assessments.selectors.campaigns import document_counts
-from assessments.services import imports
+from assessments.services.imports import ImportProblem
+from assessments.services.imports.documents import DOCUMENT_FORMATS
+from assessments.services.imports.uploads import start_import
 
 from .permissions import IsOrganiser
 from .serializers import JobSerializer
@@ -54,7 +56,7 @@ class TopicUploadSerializer(serializers.Serializer):
 
 class DocumentUploadSerializer(serializers.Serializer):
     file = serializers.ListField(child=serializers.FileField(), min_length=1, help_text="one or more collection files (.gz too)")
-    format = serializers.ChoiceField(choices=imports.DOCUMENT_FORMATS, default="auto")
+    format = serializers.ChoiceField(choices=DOCUMENT_FORMATS, default="auto")
     only_pooled = serializers.BooleanField(default=False, help_text="keep only documents some pool needs")
 
 
@@ -83,11 +85,11 @@ class _ImportView(generics.GenericAPIView):
         options = dict(upload.validated_data)
         files = options.pop("file")
         try:
-            job = imports.start_import(
+            job = start_import(
                 kind=self.kind, campaign=campaign, uploads=files if isinstance(files, list) else [files],
                 options=options, created_by=request.user,
             )
-        except imports.ImportProblem as exc:
+        except ImportProblem as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 

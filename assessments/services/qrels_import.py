@@ -34,16 +34,11 @@ from assessments.formats.errors import FormatError
 from assessments.formats.qrels import parse_qrels
 from assessments.models import Campaign, Document, Job, Judgment, JudgmentEvent
 from assessments.services import jobs
+from assessments.services.bulk import copy_escape
 from assessments.services.campaigns import lock_campaign
-from assessments.services.imports import (
-    ImportProblem,
-    ImportSummary,
-    _copy_escape,
-    _count_lines,
-    _job_inputs,
-    _keep,
-    _upload_folder,
-)
+from assessments.services.imports import ImportProblem, ImportSummary
+from assessments.services.imports.files import count_lines
+from assessments.services.imports.uploads import job_inputs, keep_upload, upload_folder
 from assessments.services.jobs import Progress
 
 KINDS = ("relevance", "quality", "stance")
@@ -72,11 +67,11 @@ def import_qrels(
     source = source or str(path)
     scheme = _check_options(campaign=campaign, kind=kind, assessor=assessor, phase=phase)
     topics = dict(campaign.topics.values_list("number", "id"))
-    total = _count_lines(path)
+    total = count_lines(path)
     with tempfile.SpooledTemporaryFile(max_size=16 * 1024 * 1024, mode="w+b") as rows:
         line_count, topic_ids = 0, set()
         for line, topic, doc, label in _checked_rows(path, source=source, kind=kind, scheme=scheme, topics=topics):
-            rows.write(f"{line}\t{topics[topic]}\t{_copy_escape(doc)}\t{label}\n".encode())
+            rows.write(f"{line}\t{topics[topic]}\t{copy_escape(doc)}\t{label}\n".encode())
             line_count += 1
             topic_ids.add(topics[topic])
             if progress and line_count % PROGRESS_EVERY == 0:
@@ -221,7 +216,7 @@ def start_qrels_import(
     *, campaign: Campaign, upload: UploadedFile, kind: str, assessor: str, phase: str = "main", created_by: User | None
 ) -> Job:
     """Keep an uploaded qrels file under MEDIA_ROOT/uploads/<job id>/ and queue its import as a Job, as
-    services.imports.start_import does for runs (the page and the API call this).
+    services.imports.uploads.start_import does for runs (the page and the API call this).
 
     The options are checked now, so a wrong kind or assessor name is refused before anything is kept; the
     lines are checked by the job, whose errors name the uploaded file and line.
@@ -229,10 +224,10 @@ def start_qrels_import(
     _check_options(campaign=campaign, kind=kind, assessor=assessor, phase=phase)
     with transaction.atomic():
         job = jobs.create_job(kind="import_qrels", campaign=campaign, params={}, created_by=created_by)
-        folder = _upload_folder(job)
+        folder = upload_folder(job)
         folder.mkdir(parents=True)
         name = Path(upload.name).name
-        kept = _keep(upload, folder / (get_valid_filename(name) or "upload"))
+        kept = keep_upload(upload, folder / (get_valid_filename(name) or "upload"))
         job.params = {
             "files": [{"path": str(kept.relative_to(settings.MEDIA_ROOT)), "name": name}],
             "kind": kind, "assessor": assessor, "phase": phase, "unit": "lines",
@@ -244,7 +239,7 @@ def start_qrels_import(
 @jobs.handler("import_qrels")
 def _import_qrels_job(job: Job, progress: Progress) -> dict:
     params = job.params
-    with _job_inputs(job) as (paths, names):
+    with job_inputs(job) as (paths, names):
         return import_qrels(
             campaign=job.campaign, path=paths[0], source=names[0], kind=params["kind"], assessor=params["assessor"],
             phase=params["phase"], progress=progress,

@@ -1,7 +1,7 @@
 """The organiser's imports page: upload topics, documents and runs, and watch each import's job.
 
-Uploads go through `services.imports.start_import` (the API's service too), which keeps the files and queues a
-Job; the page shows the job's live progress by polling the reusable `_job_status.html` partial.
+Uploads go through `services.imports.uploads.start_import` (the API's service too), which keeps the files and
+queues a Job; the page shows the job's live progress by polling the reusable `_job_status.html` partial.
 """
 
 from django import forms
@@ -14,7 +14,9 @@ from django.views.decorators.http import require_POST
 
 from assessments import access
 from assessments.selectors.campaigns import document_counts, recent_jobs
-from assessments.services import imports
+from assessments.services.imports import ImportProblem
+from assessments.services.imports.documents import DOCUMENT_FORMATS
+from assessments.services.imports.uploads import IMPORT_KINDS, start_import
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -47,7 +49,7 @@ class TopicsForm(forms.Form):
 class DocumentsForm(forms.Form):
     kind = "import_documents"
     files = MultipleFileField(label="Collection files", help_text="args.me JSON, passage JSONL or generic JSONL; .gz too")
-    format = forms.ChoiceField(choices=[(f, f) for f in imports.DOCUMENT_FORMATS], initial="auto")
+    format = forms.ChoiceField(choices=[(f, f) for f in DOCUMENT_FORMATS], initial="auto")
     only_pooled = forms.BooleanField(required=False, label="Only documents a pool needs")
 
     def uploads(self) -> list:
@@ -81,7 +83,7 @@ def imports_page(request: HttpRequest, slug: str) -> HttpResponse:
         "topics": campaign.topics.order_by("position", "number"),
         "runs": campaign.runs.select_related("uploaded_by").order_by("tag"),
         "documents": document_counts(campaign),
-        "jobs": recent_jobs(campaign, kinds=imports.IMPORT_KINDS),
+        "jobs": recent_jobs(campaign, kinds=IMPORT_KINDS),
     })
 
 
@@ -94,10 +96,10 @@ def upload(request: HttpRequest, slug: str, what: str) -> HttpResponse:
     form = FORMS[what](request.POST, request.FILES, prefix=what)
     if form.is_valid():
         try:
-            job = imports.start_import(
+            job = start_import(
                 kind=form.kind, campaign=campaign, uploads=form.uploads(), options=form.options(), created_by=request.user
             )
-        except imports.ImportProblem as exc:
+        except ImportProblem as exc:
             form.add_error(None, str(exc))
         else:
             if request.htmx:

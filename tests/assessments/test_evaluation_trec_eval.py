@@ -14,8 +14,8 @@ import pytrec_eval
 from django.core.management import call_command
 
 from assessments.models import Campaign
-from assessments.services import imports
 from assessments.services.evaluation import evaluate_runs
+from assessments.services.imports.runs import import_runs
 from tests.factories import CampaignFactory, TopicFactory
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +30,7 @@ def shanks(touche_data, settings, tmp_path):
         TopicFactory(campaign=campaign, number=str(number), position=position)
     folder = touche_data / "2020-task1"
     runs = [folder / "runs-shanks-posthoc" / f"shanks-run-{n}.txt" for n in range(1, 6)]
-    imports.import_runs(campaign=campaign, paths=runs, team="Shanks")
+    import_runs(campaign=campaign, paths=runs, team="Shanks")
     call_command("import_qrels", campaign.slug, str(folder / "qrels-relevance.txt"), "--kind", "relevance",
                  "--assessor", "touche2020", stdout=io.StringIO(), stderr=io.StringIO())
     return folder

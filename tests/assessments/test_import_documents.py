@@ -9,7 +9,8 @@ import pytest
 
 from assessments.formats.errors import FormatError
 from assessments.models import Document
-from assessments.services import imports
+from assessments.services.imports import ImportProblem
+from assessments.services.imports.documents import import_documents
 from tests.factories import CampaignFactory, DocumentFactory, PoolEntryFactory, TopicFactory
 
 PASSAGES = "\n".join(
@@ -36,7 +37,7 @@ def campaign(db):
 
 
 def test_it_stores_touche_passages_with_the_hash_of_their_normalised_text(campaign, write_file):
-    summary = imports.import_documents(campaign=campaign, paths=[write_file("passages.jsonl", PASSAGES)])
+    summary = import_documents(campaign=campaign, paths=[write_file("passages.jsonl", PASSAGES)])
     docs = stored(campaign)
     assert docs["clueweb12-0000tw-00-00001___1"] == (
         "", "Cats, dogs & MORE!\nBoth are pets.", False, "https://chatnoir.eu/1", {}, True,
@@ -52,7 +53,7 @@ def test_it_reads_generic_jsonl_with_html_and_keeps_other_keys_as_metadata(campa
         {"docno": "web-1", "title": "A page", "html": "<p>Hello <b>world</b></p>", "url": "http://example.org/", "lang": "en"},
         {"doc_id": 7, "text": "plain"},
     ]
-    imports.import_documents(campaign=campaign, paths=[write_file("generic.jsonl", "\n".join(map(json.dumps, lines)))], fmt="jsonl")
+    import_documents(campaign=campaign, paths=[write_file("generic.jsonl", "\n".join(map(json.dumps, lines)))], fmt="jsonl")
     docs = stored(campaign)
     assert docs["web-1"][:5] == ("A page", "<p>Hello <b>world</b></p>", True, "http://example.org/", {"lang": "en"})
     assert docs["7"][:3] == ("", "plain", False)
@@ -69,7 +70,7 @@ def test_it_reads_an_args_me_corpus(campaign, write_file):
             {"id": "S1f2-A3e5", "conclusion": "Dogs", "premises": [{"text": "Dogs are loyal.", "stance": "CON"}], "context": {}},
         ]
     }
-    summary = imports.import_documents(campaign=campaign, paths=[write_file("args.json.gz", json.dumps(corpus, indent=2))])
+    summary = import_documents(campaign=campaign, paths=[write_file("args.json.gz", json.dumps(corpus, indent=2))])
     docs = stored(campaign)
     assert docs["S1f2-A3e4"][:4] == ("Cats are better", "Cats are independent.", False, "https://www.debate.org/1")
     assert docs["S1f2-A3e4"][4]["stance"] == "PRO"
@@ -79,13 +80,13 @@ def test_it_reads_an_args_me_corpus(campaign, write_file):
 
 def test_importing_the_same_file_again_changes_nothing_and_a_changed_text_updates(campaign, write_file):
     path = write_file("passages.jsonl", PASSAGES)
-    imports.import_documents(campaign=campaign, paths=[path])
+    import_documents(campaign=campaign, paths=[path])
     before = stored(campaign)
-    again = imports.import_documents(campaign=campaign, paths=[path])
+    again = import_documents(campaign=campaign, paths=[path])
     assert (again.counts["created"], again.counts["updated"], again.counts["unchanged"]) == (0, 0, 2)
     assert stored(campaign) == before
     changed = write_file("changed.jsonl", PASSAGES.replace("Dogs are loyal.", "Dogs are very loyal."))
-    update = imports.import_documents(campaign=campaign, paths=[changed])
+    update = import_documents(campaign=campaign, paths=[changed])
     assert (update.counts["created"], update.counts["updated"], update.counts["unchanged"]) == (0, 1, 1)
     assert stored(campaign)["clueweb12-0000tw-00-00001___2"][1] == "Dogs are very loyal."
 
@@ -94,7 +95,7 @@ def test_only_pooled_fills_the_stubs_and_skips_the_rest(campaign, write_file):
     topic = TopicFactory(campaign=campaign)
     for doc_id in ("clueweb12-0000tw-00-00001___2", "not-in-the-file"):
         PoolEntryFactory(topic=topic, document=DocumentFactory(collection=campaign.collection, doc_id=doc_id, body="", has_text=False))
-    summary = imports.import_documents(campaign=campaign, paths=[write_file("passages.jsonl", PASSAGES)], only_pooled=True)
+    summary = import_documents(campaign=campaign, paths=[write_file("passages.jsonl", PASSAGES)], only_pooled=True)
     docs = stored(campaign)
     assert set(docs) == {"clueweb12-0000tw-00-00001___2", "not-in-the-file"}
     assert docs["clueweb12-0000tw-00-00001___2"][1:2] + docs["clueweb12-0000tw-00-00001___2"][5:6] == ("Dogs are loyal.", True)
@@ -104,13 +105,13 @@ def test_only_pooled_fills_the_stubs_and_skips_the_rest(campaign, write_file):
 
 
 def test_only_pooled_without_a_pool_is_refused(campaign, write_file):
-    with pytest.raises(imports.ImportProblem, match="no pool .* needs documents yet"):
-        imports.import_documents(campaign=campaign, paths=[write_file("passages.jsonl", PASSAGES)], only_pooled=True)
+    with pytest.raises(ImportProblem, match="no pool .* needs documents yet"):
+        import_documents(campaign=campaign, paths=[write_file("passages.jsonl", PASSAGES)], only_pooled=True)
 
 
 def test_the_first_record_of_a_repeated_id_wins(campaign, write_file):
     lines = [{"docno": "d1", "text": "first"}, {"docno": "d2", "text": "other"}, {"docno": "d1", "text": "second"}]
-    summary = imports.import_documents(campaign=campaign, paths=[write_file("rerank.jsonl", "\n".join(map(json.dumps, lines)))])
+    summary = import_documents(campaign=campaign, paths=[write_file("rerank.jsonl", "\n".join(map(json.dumps, lines)))])
     assert stored(campaign)["d1"][1] == "first"
     assert (summary.counts["read"], summary.counts["created"], summary.counts["unchanged"]) == (3, 2, 1)
 
@@ -118,7 +119,7 @@ def test_the_first_record_of_a_repeated_id_wins(campaign, write_file):
 def test_nul_characters_are_dropped_and_overlong_urls_left_out(campaign, write_file):
     long_url = "http://example.org/" + "a" * 2000
     lines = [{"docno": "d1", "text": "a\u0000b", "url": long_url, "extra": "x\u0000y"}]
-    summary = imports.import_documents(campaign=campaign, paths=[write_file("nul.jsonl", json.dumps(lines[0]))])
+    summary = import_documents(campaign=campaign, paths=[write_file("nul.jsonl", json.dumps(lines[0]))])
     assert stored(campaign)["d1"][1:5] == ("ab", False, "", {"extra": "xy"})
     assert summary.warnings == ["1 documents had a URL longer than 2000 characters; it was left out"]
 
@@ -149,23 +150,23 @@ def test_an_empty_file_is_refused(campaign, write_file, command):
 def test_without_copy_the_demo_database_path_stores_the_same_rows(campaign, write_file, monkeypatch):
     awkward = {"docno": "d\\1", "text": "tab\there, back\\slash,\r\nCRLF", "title": "\\N", "note": {"k": "a\\b\nc\td"}}
     path = write_file("passages.jsonl", json.dumps(awkward) + "\n" + json.dumps({"docno": "plain", "text": "Cats."}))
-    imports.import_documents(campaign=campaign, paths=[path])
+    import_documents(campaign=campaign, paths=[path])
     with_copy = stored(campaign)
     Document.objects.all().delete()
-    monkeypatch.setattr(imports, "connection", SimpleNamespace(vendor="sqlite"))
-    summary = imports.import_documents(campaign=campaign, paths=[path])
+    monkeypatch.setattr("assessments.services.imports.documents.connection", SimpleNamespace(vendor="sqlite"))
+    summary = import_documents(campaign=campaign, paths=[path])
     assert stored(campaign) == with_copy
     assert with_copy["d\\1"][:2] == ("\\N", "tab\there, back\\slash,\r\nCRLF")
     assert with_copy["d\\1"][4] == {"note": {"k": "a\\b\nc\td"}}
     assert summary.counts["created"] == 2
-    again = imports.import_documents(campaign=campaign, paths=[path])
+    again = import_documents(campaign=campaign, paths=[path])
     assert (again.counts["created"], again.counts["updated"], again.counts["unchanged"]) == (0, 0, 2)
 
 
 def test_progress_counts_lines_up_to_the_total(campaign, write_file):
     calls = []
     progress = SimpleNamespace(advance=lambda done, total=None: calls.append((done, total)))
-    imports.import_documents(campaign=campaign, paths=[write_file("a.jsonl", PASSAGES), write_file("b.jsonl.gz", PASSAGES)], progress=progress)
+    import_documents(campaign=campaign, paths=[write_file("a.jsonl", PASSAGES), write_file("b.jsonl.gz", PASSAGES)], progress=progress)
     assert calls[0] == (0, 4) and calls[-1] == (4, 4)
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
 
@@ -186,7 +187,7 @@ def test_the_2023_rerank_sample_imports(campaign, touche_data, command):
 
 def test_a_bad_record_raises_before_anything_is_stored(campaign, write_file):
     with pytest.raises(FormatError) as error:
-        imports.import_documents(campaign=campaign, paths=[write_file("bad.jsonl", PASSAGES + "[1, 2]\n")])
+        import_documents(campaign=campaign, paths=[write_file("bad.jsonl", PASSAGES + "[1, 2]\n")])
     assert (error.value.line, error.value.reason) == (3, "expected a JSON object, got an array")
     assert not Document.objects.exists()
 
@@ -194,5 +195,5 @@ def test_a_bad_record_raises_before_anything_is_stored(campaign, write_file):
 def test_an_import_costs_a_fixed_number_of_queries_not_one_per_document(campaign, write_file, django_assert_max_num_queries):
     lines = "".join(json.dumps({"id": f"p{i}", "contents": f"passage {i}"}) + "\n" for i in range(2000))
     with django_assert_max_num_queries(12):
-        summary = imports.import_documents(campaign=campaign, paths=[write_file("many.jsonl", lines)])
+        summary = import_documents(campaign=campaign, paths=[write_file("many.jsonl", lines)])
     assert summary.counts["created"] == 2000

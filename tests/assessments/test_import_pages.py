@@ -12,7 +12,7 @@ from drf_spectacular.generators import SchemaGenerator
 from accounts.models import Role
 from assessments.api import imports as imports_api
 from assessments.models import Document, Job, Run, Topic
-from assessments.services import imports
+from assessments.services.imports.topics import import_topics
 from tests.factories import CampaignFactory, UserFactory
 
 TOPICS = b"<topics><topic><number>1</number><title>Cats or dogs?</title></topic><topic><number>2</number><title>Tea or coffee?</title></topic></topics>"
@@ -63,13 +63,13 @@ def test_an_upload_keeps_the_file_for_the_job_which_imports_it_then_deletes_it(
     client, organiser, campaign, upload_root, django_capture_on_commit_callbacks, monkeypatch
 ):
     seen = []
-    original = imports.import_topics
+    original = import_topics
 
     def spy(**kwargs):
         seen.append((Path(kwargs["path"]), Path(kwargs["path"]).read_bytes()))
         return original(**kwargs)
 
-    monkeypatch.setattr(imports, "import_topics", spy)
+    monkeypatch.setattr("assessments.services.imports.uploads.import_topics", spy)
     client.force_login(organiser)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(reverse("assessments:import_upload", args=[campaign.slug, "topics"]), {"topics-file": upload("topics.xml", TOPICS)})

@@ -9,7 +9,8 @@ from django.db.models import Sum
 from assessments.formats.errors import FormatError
 from assessments.metrics.evaluation import order_run
 from assessments.models import PoolEntry, PoolSource, Ranking, Run
-from assessments.services import imports
+from assessments.services.imports import ImportProblem
+from assessments.services.imports.runs import import_runs
 from tests.factories import CampaignFactory, PoolEntryFactory, TopicFactory
 from tests.rankings import stored_lines
 
@@ -38,7 +39,7 @@ def test_it_stores_both_positions_with_trec_eval_tie_breaks(import_campaign, wri
     # rank order (rank asc, ties by doc id desc): d1, d3, d4, d2
     # trec_eval order (score desc, ties by doc id desc): d3, d2, d1, d4
     run = write_file("run.txt", "1 Q0 d1 1 2.0 t\n1 Q0 d3 2 3.0 t\n1 Q0 d2 3 3.0 t\n1 Q0 d4 3 1.0 t\n")
-    summary = imports.import_runs(campaign=import_campaign, paths=[run])
+    summary = import_runs(campaign=import_campaign, paths=[run])
     assert entries("t") == {
         ("1", "d1"): (1, 2.0, "", 1, 3),
         ("1", "d3"): (2, 3.0, "", 2, 1),
@@ -65,34 +66,34 @@ def test_it_stores_both_positions_with_trec_eval_tie_breaks(import_campaign, wri
     ],
 )
 def test_it_reads_the_layouts_real_runs_use(import_campaign, write_file, name, content):
-    imports.import_runs(campaign=import_campaign, paths=[write_file(name, content)])
+    import_runs(campaign=import_campaign, paths=[write_file(name, content)])
     assert entries("alpha") == {("1", "d1"): (1, 2.5, "", 1, 1), ("1", "d2"): (2, 1.5, "", 2, 2)}
 
 
 def test_it_keeps_ranks_from_zero_negative_scores_and_quoted_tags_with_spaces(import_campaign, write_file):
     run = write_file("colbert.txt", '1 Q0 d1 0 -1.25 "Colbert fine tune on touche data"\n1 Q0 d2 1 -3 "Colbert fine tune on touche data"\n')
-    imports.import_runs(campaign=import_campaign, paths=[run])
+    import_runs(campaign=import_campaign, paths=[run])
     assert Run.objects.get().tag == "Colbert fine tune on touche data"
     assert entries("Colbert fine tune on touche data") == {("1", "d1"): (0, -1.25, "", 1, 1), ("1", "d2"): (1, -3.0, "", 2, 2)}
 
 
 def test_it_stores_the_stance_column_and_q0_as_no_stance(import_campaign, write_file):
     run = write_file("stance.txt", "1 FIRST d1 1 4 s\n1 SECOND d2 2 3 s\n1 NEUTRAL d3 3 2 s\n1 NO d4 4 1 s\n1 Q0 d5 5 0 s\n")
-    imports.import_runs(campaign=import_campaign, paths=[run])
+    import_runs(campaign=import_campaign, paths=[run])
     assert Run.objects.get(tag="s").has_stance
     assert [stored[2] for stored in entries("s").values()] == ["FIRST", "SECOND", "NEUTRAL", "NO", ""]
 
 
 def test_a_file_with_several_tags_gives_several_runs(import_campaign, write_file):
-    imports.import_runs(campaign=import_campaign, paths=[write_file("two.txt", "1 Q0 d1 1 1 a\n1 Q0 d1 1 1 b\n2 Q0 d2 1 1 a\n")])
+    import_runs(campaign=import_campaign, paths=[write_file("two.txt", "1 Q0 d1 1 1 a\n1 Q0 d1 1 1 b\n2 Q0 d2 1 1 a\n")])
     assert dict(Run.objects.values_list("tag", "line_count")) == {"a": 2, "b": 1}
 
 
 def test_the_team_comes_from_the_option_or_the_file_name_and_survives_a_replacement(import_campaign, write_file):
-    imports.import_runs(campaign=import_campaign, paths=[write_file("Elrond-ElrondKRun.txt", "1 Q0 d1 1 1 ElrondKRun\n")])
-    imports.import_runs(campaign=import_campaign, paths=[write_file("other.txt", "1 Q0 d1 1 1 x\n")], team="Shanks")
+    import_runs(campaign=import_campaign, paths=[write_file("Elrond-ElrondKRun.txt", "1 Q0 d1 1 1 ElrondKRun\n")])
+    import_runs(campaign=import_campaign, paths=[write_file("other.txt", "1 Q0 d1 1 1 x\n")], team="Shanks")
     assert dict(Run.objects.values_list("tag", "team")) == {"ElrondKRun": "Elrond", "x": "Shanks"}
-    imports.import_runs(campaign=import_campaign, paths=[write_file("renamed.txt", "1 Q0 d2 1 1 ElrondKRun\n")])
+    import_runs(campaign=import_campaign, paths=[write_file("renamed.txt", "1 Q0 d2 1 1 ElrondKRun\n")])
     assert Run.objects.get(tag="ElrondKRun").team == "Elrond"
 
 
@@ -112,7 +113,7 @@ BAD_RUNS = [
 
 @pytest.mark.parametrize("name, content, line, reason", BAD_RUNS)
 def test_the_command_names_file_and_line_of_a_bad_run_and_stores_nothing(import_campaign, write_file, command, name, content, line, reason):
-    imports.import_runs(campaign=import_campaign, paths=[write_file("old.txt", GOOD)])
+    import_runs(campaign=import_campaign, paths=[write_file("old.txt", GOOD)])
     before = snapshot()
     path = write_file(name, content)
     result = command("import_runs", import_campaign.slug, path)
@@ -133,7 +134,7 @@ def test_a_bad_last_line_stores_nothing_of_a_long_run(import_campaign, write_fil
     good = "".join(f"{t} Q0 doc{i} {i} {1000 - i} big\n" for t in ("1", "2") for i in range(1, 1001))
     path = write_file("big.txt", good + "3 Q0 last 1 x big\n")
     with pytest.raises(FormatError) as error:
-        imports.import_runs(campaign=import_campaign, paths=[path])
+        import_runs(campaign=import_campaign, paths=[path])
     assert (error.value.line, error.value.reason) == (2001, "score 'x' is not a number")
     assert (Run.objects.count(), Ranking.objects.count()) == (0, 0)
 
@@ -141,49 +142,49 @@ def test_a_bad_last_line_stores_nothing_of_a_long_run(import_campaign, write_fil
 def test_a_bad_second_file_stores_nothing_of_the_first(import_campaign, write_file):
     first, second = write_file("a.txt", GOOD), write_file("b.txt", "1 Q0 d1 1 1.0 beta\n1 Q0 d1 2 0.5 beta\n")
     with pytest.raises(FormatError, match=r"b.txt:2: document d1 appears twice"):
-        imports.import_runs(campaign=import_campaign, paths=[first, second])
+        import_runs(campaign=import_campaign, paths=[first, second])
     assert (Run.objects.count(), Ranking.objects.count()) == (0, 0)
 
 
 def test_a_failed_replacement_leaves_the_old_run_intact(import_campaign, write_file):
-    imports.import_runs(campaign=import_campaign, paths=[write_file("v1.txt", GOOD)])
+    import_runs(campaign=import_campaign, paths=[write_file("v1.txt", GOOD)])
     before, run_id = snapshot(), Run.objects.get(tag="alpha").pk
     v2 = "".join(f"1 Q0 new{i} {i} {100 - i} alpha\n" for i in range(1, 50)) + "2 Q0 new1 1 one alpha\n"
     with pytest.raises(FormatError):
-        imports.import_runs(campaign=import_campaign, paths=[write_file("v2.txt", v2)])
+        import_runs(campaign=import_campaign, paths=[write_file("v2.txt", v2)])
     assert snapshot() == before
     assert Run.objects.get(tag="alpha").pk == run_id
 
 
 def test_a_failure_while_storing_rolls_everything_back(import_campaign, write_file, monkeypatch):
-    imports.import_runs(campaign=import_campaign, paths=[write_file("v1.txt", GOOD)])
+    import_runs(campaign=import_campaign, paths=[write_file("v1.txt", GOOD)])
     before = snapshot()
 
     def broken(runs):
-        raise imports.ImportProblem("the disk is full")
+        raise ImportProblem("the disk is full")
 
-    monkeypatch.setattr(imports, "_repoint_pool_sources", broken)
-    with pytest.raises(imports.ImportProblem):
-        imports.import_runs(campaign=import_campaign, paths=[write_file("v2.txt", "1 Q0 z 1 1 alpha\n"), write_file("new.txt", "2 Q0 y 1 1 beta\n")])
+    monkeypatch.setattr("assessments.services.imports.runs._repoint_pool_sources", broken)
+    with pytest.raises(ImportProblem):
+        import_runs(campaign=import_campaign, paths=[write_file("v2.txt", "1 Q0 z 1 1 alpha\n"), write_file("new.txt", "2 Q0 y 1 1 beta\n")])
     assert snapshot() == before
 
 
 def test_the_same_tag_in_two_files_is_refused(import_campaign, write_file):
     with pytest.raises(FormatError, match=r"b.txt: run alpha is also in .*a.txt; a tag names one run"):
-        imports.import_runs(campaign=import_campaign, paths=[write_file("a.txt", GOOD), write_file("b.txt", GOOD)])
+        import_runs(campaign=import_campaign, paths=[write_file("a.txt", GOOD), write_file("b.txt", GOOD)])
     assert not Run.objects.exists()
 
 
 def test_a_campaign_without_topics_is_told_to_import_them_first(db, write_file):
     campaign = CampaignFactory()
-    with pytest.raises(imports.ImportProblem, match="has no topics yet"):
-        imports.import_runs(campaign=campaign, paths=[write_file("run.txt", GOOD)])
+    with pytest.raises(ImportProblem, match="has no topics yet"):
+        import_runs(campaign=campaign, paths=[write_file("run.txt", GOOD)])
 
 
 def test_it_warns_about_what_is_suspicious_but_stores_it(import_campaign, write_file):
     deep = "".join(f"1 Q0 d{i} {i} {2000 - i} w\n" for i in range(1, 1002))  # 1001 documents for topic 1
     shuffled = "2 Q0 a 1 1.0 w\n2 Q0 b 2 5.0 w\n2 Q0 c 3 5.0 w\n"  # rank 2 scores more than rank 1; b and c tie
-    summary = imports.import_runs(campaign=import_campaign, paths=[write_file("w.txt", deep + shuffled)])
+    summary = import_runs(campaign=import_campaign, paths=[write_file("w.txt", deep + shuffled)])
     text = "\n".join(summary.warnings)
     assert "w.txt:1: topic 1 has 1001 documents; Touché asks for at most 1000" in text
     assert "topic 2: score order disagrees with rank order (rank 2 scores 5, more than rank 1 with 1)" in text
@@ -194,7 +195,7 @@ def test_it_warns_about_what_is_suspicious_but_stores_it(import_campaign, write_
 
 
 def test_a_tag_imported_again_replaces_its_lines_and_keeps_pool_entries(import_campaign, write_file):
-    imports.import_runs(campaign=import_campaign, paths=[write_file("v1.txt", GOOD)])
+    import_runs(campaign=import_campaign, paths=[write_file("v1.txt", GOOD)])
     run = Run.objects.get(tag="alpha")
     topic = import_campaign.topics.get(number="1")
     kept = PoolEntryFactory(topic=topic, document__doc_id="d2")
@@ -202,7 +203,7 @@ def test_a_tag_imported_again_replaces_its_lines_and_keeps_pool_entries(import_c
     PoolSource.objects.create(entry=kept, run=run, rank_position=2, score_position=2)
     PoolSource.objects.create(entry=gone, run=run, rank_position=1)
 
-    summary = imports.import_runs(campaign=import_campaign, paths=[write_file("v2.txt", "1 Q0 d2 1 9.0 alpha\n1 Q0 d9 2 1.0 alpha\n")])
+    summary = import_runs(campaign=import_campaign, paths=[write_file("v2.txt", "1 Q0 d2 1 9.0 alpha\n1 Q0 d9 2 1.0 alpha\n")])
 
     assert Run.objects.get(tag="alpha").pk == run.pk
     assert entries("alpha") == {("1", "d2"): (1, 9.0, "", 1, 1), ("1", "d9"): (2, 1.0, "", 2, 2)}
@@ -214,11 +215,11 @@ def test_a_tag_imported_again_replaces_its_lines_and_keeps_pool_entries(import_c
 
 
 def test_a_replaced_run_keeps_the_orders_its_sources_were_pooled_by(import_campaign, write_file):
-    imports.import_runs(campaign=import_campaign, paths=[write_file("v1.txt", GOOD)])
+    import_runs(campaign=import_campaign, paths=[write_file("v1.txt", GOOD)])
     entry = PoolEntryFactory(topic=import_campaign.topics.get(number="1"), document__doc_id="d2")
     PoolSource.objects.create(entry=entry, run=Run.objects.get(tag="alpha"), rank_position=2)
 
-    imports.import_runs(campaign=import_campaign, paths=[write_file("v2.txt", "1 Q0 d9 1 1.0 alpha\n1 Q0 d2 2 9.0 alpha\n")])
+    import_runs(campaign=import_campaign, paths=[write_file("v2.txt", "1 Q0 d9 1 1.0 alpha\n1 Q0 d2 2 9.0 alpha\n")])
 
     assert list(PoolSource.objects.values_list("rank_position", "score_position")) == [(2, None)]
 
@@ -227,11 +228,11 @@ def test_without_copy_the_demo_database_path_stores_the_same_rows(import_campaig
     # Ids that PostgreSQL's array and COPY syntax would misread unless quoted and escaped.
     odd = ["back\\slash", 'quo"te', "com,ma", "{brace}", "NULL", "null", "\\N", "x\\\\y"]
     content = "1 Q0 d1 1 2.0 t\n1 Q0 d3 2 3.0 t\n1 Q0 d2 3 3.0 t\n" + "".join(f"1 FIRST {doc} {i} 1.0 t\n" for i, doc in enumerate(odd, 4))
-    imports.import_runs(campaign=import_campaign, paths=[write_file("copy.txt", content)])
+    import_runs(campaign=import_campaign, paths=[write_file("copy.txt", content)])
     with_copy = entries("t")
     Run.objects.all().delete()
-    monkeypatch.setattr(imports, "connection", SimpleNamespace(vendor="sqlite"))
-    imports.import_runs(campaign=import_campaign, paths=[write_file("bulk.txt", content)])
+    monkeypatch.setattr("assessments.services.imports.runs.connection", SimpleNamespace(vendor="sqlite"))
+    import_runs(campaign=import_campaign, paths=[write_file("bulk.txt", content)])
     assert entries("t") == with_copy
     assert {doc for _, doc in with_copy} == {"d1", "d2", "d3", *odd}
     assert with_copy["1", "quo\"te"][2] == "FIRST" and with_copy["1", "d1"][2] == ""
@@ -241,7 +242,7 @@ def test_progress_counts_the_bytes_of_all_files_up_to_the_total(import_campaign,
     calls = []
     progress = SimpleNamespace(advance=lambda done, total=None: calls.append((done, total)))
     paths = [write_file("a.txt", GOOD), write_file("b.txt", GOOD.replace("alpha", "beta"))]
-    imports.import_runs(campaign=import_campaign, paths=paths, progress=progress)
+    import_runs(campaign=import_campaign, paths=paths, progress=progress)
     total = sum(p.stat().st_size for p in paths)
     assert {t for _, t in calls} == {total}
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
@@ -305,5 +306,5 @@ def test_an_import_costs_a_fixed_number_of_queries_not_one_per_line(import_campa
     # Query logging also swaps in Django's debug cursor (as DEBUG=1 does), whose copy_expert takes no keywords.
     big = "".join(f"{t} Q0 doc{i} {i} {1000 - i} {tag}\n" for tag in ("a", "b") for t in ("1", "2", "3") for i in range(1, 501))
     with django_assert_max_num_queries(20):
-        summary = imports.import_runs(campaign=import_campaign, paths=[write_file("big.txt", big)])
+        summary = import_runs(campaign=import_campaign, paths=[write_file("big.txt", big)])
     assert summary.counts["lines"] == 3000

@@ -8,7 +8,7 @@ import pytest
 from assessments.labels import PRESETS
 from assessments.management.commands.create_campaign import Command as CreateCampaign
 from assessments.models import Campaign, Topic
-from assessments.services import imports
+from assessments.services.imports.topics import import_topics
 from assessments.services.judging import Labels, record_judgment
 from tests.factories import CampaignFactory, DocumentFactory, UserFactory
 
@@ -91,7 +91,7 @@ def test_descriptions_narratives_causes_and_effects_are_kept(campaign, write_fil
       </title><description>A user asks.</description><narrative>Relevant arguments say why.</narrative></topic>
       <topic><number>2</number><title>Does smoking cause cancer?</title><cause>smoking</cause><effect>cancer</effect></topic>
     </topics>"""
-    imports.import_topics(campaign=campaign, path=write_file("topics.xml", xml))
+    import_topics(campaign=campaign, path=write_file("topics.xml", xml))
     assert topics(campaign) == {
         "1": ("Should teachers get tenure?", "A user asks.", "Relevant arguments say why.", [], "", "", 0),
         "2": ("Does smoking cause cancer?", "", "", [], "smoking", "cancer", 1),
@@ -100,7 +100,7 @@ def test_descriptions_narratives_causes_and_effects_are_kept(campaign, write_fil
 
 def test_reimporting_updates_in_place_and_keeps_topics_missing_from_the_file(campaign, write_file, command):
     first = "<topics>" + "".join(f"<topic><number>{n}</number><title>Old {n}</title></topic>" for n in (1, 2, 3)) + "</topics>"
-    imports.import_topics(campaign=campaign, path=write_file("v1.xml", first))
+    import_topics(campaign=campaign, path=write_file("v1.xml", first))
     ids = dict(Topic.objects.values_list("number", "pk"))
     judged = Topic.objects.get(number="2")
     record_judgment(topic=judged, document=DocumentFactory(collection=campaign.collection), assessor=UserFactory(),
@@ -165,7 +165,7 @@ def test_the_command_refuses_hostile_or_broken_xml_naming_the_line(campaign, wri
 
 
 def test_an_oversized_file_is_refused_without_reading_it_whole(campaign, write_file, command, monkeypatch):
-    monkeypatch.setattr(imports, "TOPICS_MAX_BYTES", 100)
+    monkeypatch.setattr("assessments.services.imports.topics.TOPICS_MAX_BYTES", 100)
     path = write_file("huge.xml", "<topics>" + " " * 10_000 + "</topics>")
     result = command("import_topics", campaign.slug, path)
     assert (result.code, result.err.strip()) == (1, f"error: {path}: the file has 101 bytes; topic files may have at most 100")

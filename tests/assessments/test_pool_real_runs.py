@@ -6,7 +6,7 @@ from collections import defaultdict
 import pytest
 
 from assessments.models import PoolEntry, PoolSource
-from assessments.services import imports
+from assessments.services.imports.runs import import_runs
 from assessments.services.pooling import PoolSpec, build_pool
 from tests.factories import TopicFactory
 
@@ -39,7 +39,7 @@ def test_depth_5_pool_of_touche_2021_task1_is_the_union_of_every_runs_top_5(camp
     assert len(paths) == 9
     for number in range(51, 101):
         TopicFactory(campaign=campaign, number=str(number), position=number)
-    imports.import_runs(campaign=campaign, paths=paths)
+    import_runs(campaign=campaign, paths=paths)
 
     summary = build_pool(campaign=campaign, spec=PoolSpec(depth=5))
 

@@ -12,7 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 
 from assessments.models import Job, Ranking
-from assessments.services.imports import import_topics, start_import
+from assessments.services.imports.topics import import_topics
+from assessments.services.imports.uploads import start_import
 from touchstone.celery import app
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from assessments.management.progress import campaign_or_fail, check_files, run_import
-from assessments.services import imports
+from assessments.services.imports.documents import DOCUMENT_FORMATS, import_documents
 
 
 class Command(BaseCommand):
@@ -18,7 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("slug", help="the campaign's slug")
         parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
         parser.add_argument(
-            "--format", choices=imports.DOCUMENT_FORMATS, default="auto",
+            "--format", choices=DOCUMENT_FORMATS, default="auto",
             help="auto (default) recognises args.me by its opening; passages and jsonl are one JSON object per line",
         )
         parser.add_argument(
@@ -31,7 +31,7 @@ class Command(BaseCommand):
         check_files(self, files)
         run_import(
             self, desc="documents", unit="line",
-            call=lambda bar: imports.import_documents(
+            call=lambda bar: import_documents(
                 campaign=campaign, paths=files, fmt=format, only_pooled=only_pooled, progress=bar
             ),
         )

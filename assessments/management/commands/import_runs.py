@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from assessments.management.progress import campaign_or_fail, check_files, run_import
-from assessments.services import imports
+from assessments.services.imports.runs import import_runs
 
 
 class Command(BaseCommand):
@@ -27,5 +27,5 @@ class Command(BaseCommand):
         check_files(self, files)
         run_import(
             self, desc="runs", unit="B",
-            call=lambda bar: imports.import_runs(campaign=campaign, paths=files, team=team, progress=bar),
+            call=lambda bar: import_runs(campaign=campaign, paths=files, team=team, progress=bar),
         )

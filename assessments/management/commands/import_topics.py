@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from assessments.management.progress import campaign_or_fail, check_files, run_import
-from assessments.services import imports
+from assessments.services.imports.topics import import_topics
 
 
 class Command(BaseCommand):
@@ -23,5 +23,5 @@ class Command(BaseCommand):
         check_files(self, [file])
         run_import(
             self, desc="topics", unit="B",
-            call=lambda bar: imports.import_topics(campaign=campaign, path=file, progress=bar),
+            call=lambda bar: import_topics(campaign=campaign, path=file, progress=bar),
         )

@@ -7,7 +7,10 @@ from django.db import transaction
 
 from accounts.models import Role, User
 from assessments.models import Campaign, Phase, PoolEntry
-from assessments.services import assignments, campaigns, imports, pooling
+from assessments.services import assignments, campaigns, pooling
+from assessments.services.imports.documents import import_documents
+from assessments.services.imports.runs import import_runs
+from assessments.services.imports.topics import import_topics
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 SLUG = "demo"
@@ -43,9 +46,9 @@ class Command(BaseCommand):
             campaign = Campaign.objects.filter(slug=SLUG).first() or campaigns.create_campaign(
                 slug=SLUG, name="Demo: comparative questions", preset="touche-2022-task2", guidelines=GUIDELINES
             )
-        imports.import_topics(campaign=campaign, path=DEMO / "topics.xml")
-        imports.import_documents(campaign=campaign, paths=[DEMO / "documents.jsonl"])
-        imports.import_runs(campaign=campaign, paths=sorted(DEMO.glob("run-*.txt")), team="demo team")
+        import_topics(campaign=campaign, path=DEMO / "topics.xml")
+        import_documents(campaign=campaign, paths=[DEMO / "documents.jsonl"])
+        import_runs(campaign=campaign, paths=sorted(DEMO.glob("run-*.txt")), team="demo team")
         pooling.build_pool(campaign=campaign, spec=pooling.PoolSpec(depth=5))
         with transaction.atomic():
             training, *main = list(campaign.topics.order_by("position"))

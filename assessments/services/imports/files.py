@@ -1,0 +1,94 @@
+"""The input files of an import: their names as errors show them, gzip recognised by its magic bytes, one
+progress bar over several files, and the line of a problem found only after a file was parsed."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from assessments.formats.errors import FormatError
+from assessments.services.imports import ImportProblem
+from assessments.services.jobs import Progress
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True)
+class InputFile:
+    path: Path
+    name: str  # as errors show it: the path typed on the command line, or an upload's original name
+
+
+def input_files(paths: Sequence[str | Path], names: Sequence[str] | None = None) -> list[InputFile]:
+    names = list(names) if names is not None else [str(p) for p in paths]
+    if len(names) != len(paths):
+        raise ValueError("give one name per path")
+    if not paths:
+        raise ImportProblem("no file to import")
+    return [InputFile(Path(p), n) for p, n in zip(paths, names)]
+
+
+def files_label(files: Sequence[InputFile]) -> str:
+    return files[0].name if len(files) == 1 else f"{len(files)} files"
+
+
+class FilesMeter:
+    """One progress bar over several files: bytes of the files already read plus the position in the current one."""
+
+    def __init__(self, progress: Progress, files: Sequence[InputFile]) -> None:
+        self.progress = progress
+        self.total = sum(f.path.stat().st_size for f in files)
+        self.finished = 0
+        progress.advance(0, self.total)
+
+    def at(self, position: int) -> None:
+        self.progress.advance(self.finished + position, self.total)
+
+    def file_done(self, size: int) -> None:
+        self.finished += size
+        self.progress.advance(self.finished, self.total)
+
+
+def is_gzip(path: Path) -> bool:
+    with open(path, "rb") as probe:
+        return probe.read(2) == _GZIP_MAGIC
+
+
+@contextmanager
+def opened(path: Path) -> Iterator[tuple[BinaryIO, BinaryIO]]:
+    """(raw file, decompressed stream): gzip is recognised by its magic bytes, as the document reader does."""
+    with open(path, "rb") as raw:
+        yield raw, (gzip.GzipFile(fileobj=raw) if is_gzip(path) else raw)
+
+
+def count_lines(path: Path) -> int:
+    count, last = 0, b"\n"
+    with opened(path) as (_, stream):
+        try:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                count, last = count + block.count(b"\n"), block[-1:]
+        except (EOFError, gzip.BadGzipFile, zlib.error):
+            pass  # the reader names the problem with the file's name
+    return count + (last != b"\n")
+
+
+def first_line_where(file: InputFile, test: Callable[[bytes], bool]) -> int | None:
+    """Read the file again for the line number of a problem only found after its lines were parsed (rare)."""
+    with opened(file.path) as (_, stream):
+        for number, raw in enumerate(stream, 1):
+            if test(raw):
+                return number
+    return None
+
+
+def named(records: Iterator, file: InputFile) -> Iterator:
+    """A reader's records, with its errors naming the file as the organiser knows it (not the upload's path)."""
+    try:
+        yield from records
+    except FormatError as exc:
+        raise FormatError(file.name, exc.line, exc.reason) from None

@@ -1,0 +1,81 @@
+"""Importing a campaign's topics from a Touché topics file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import Count
+
+from assessments.formats.errors import FormatError
+from assessments.formats.qrels import topic_sort_key
+from assessments.formats.topics_xml import parse_topics
+from assessments.models import Campaign, Topic
+from assessments.services.campaigns import lock_campaign
+from assessments.services.imports import ImportSummary
+from assessments.services.imports.files import input_files
+from assessments.services.jobs import NoProgress, Progress
+
+TOPICS_MAX_BYTES = 20_000_000  # far above any real topics file (Touché's are ~100 kB); bounds what is read
+
+_TOPIC_NUMBER_LENGTH = Topic._meta.get_field("number").max_length
+_TOPIC_FIELDS = ("title", "description", "narrative", "compared_objects", "cause", "effect", "position")
+
+
+def import_topics(*, campaign: Campaign, path: str | Path, name: str | None = None, progress: Progress | None = None) -> ImportSummary:
+    """Create or update the campaign's topics from a Touché topics file, matched by number.
+
+    A re-import never deletes: a topic missing from the new file may already have pools and judgments, and
+    deleting it would lose them. Such topics are kept and listed in a warning, so the organiser can decide.
+    """
+    progress = progress or NoProgress()
+    source = input_files([path], None if name is None else [name])[0]
+    with open(source.path, "rb") as stream:
+        data = stream.read(TOPICS_MAX_BYTES + 1)  # parse_topics refuses more, so never read a huge file whole
+    progress.advance(0, len(data))
+    records = parse_topics(data, source=source.name, max_bytes=TOPICS_MAX_BYTES)
+    for record in records:
+        if len(record.number) > _TOPIC_NUMBER_LENGTH:
+            raise FormatError(source.name, record.line, f"topic number {record.number!r} is longer than {_TOPIC_NUMBER_LENGTH} characters")
+    progress.advance(len(data), len(data))
+
+    with transaction.atomic():
+        lock_campaign(campaign)
+        existing = {topic.number: topic for topic in Topic.objects.select_for_update(no_key=True).filter(campaign=campaign)}
+        created, changed = [], []
+        for position, record in enumerate(records):
+            values = {
+                "title": record.title, "description": record.description, "narrative": record.narrative,
+                "compared_objects": list(record.objects), "cause": record.cause, "effect": record.effect,
+                "position": position,
+            }
+            topic = existing.get(record.number)
+            if topic is None:
+                created.append(Topic(campaign=campaign, number=record.number, **values))
+            elif any(getattr(topic, name) != value for name, value in values.items()):
+                for name, value in values.items():
+                    setattr(topic, name, value)
+                changed.append(topic)
+        Topic.objects.bulk_create(created)
+        Topic.objects.bulk_update(changed, _TOPIC_FIELDS)
+        judged = dict(
+            Topic.objects.filter(pk__in=[t.pk for t in changed], judgments__isnull=False)
+            .annotate(n=Count("judgments")).values_list("number", "n")
+        )
+
+    in_file = {record.number for record in records}
+    missing = sorted((number for number in existing if number not in in_file), key=topic_sort_key)
+    warnings = [
+        f"{source.name}: topic {number} changed and already has {count} judgments; check that they still hold"
+        for number, count in sorted(judged.items(), key=lambda item: topic_sort_key(item[0]))
+    ]
+    text = (
+        f"{source.name}: {len(records)} topics ({len(created)} new, {len(changed)} updated, "
+        f"{len(records) - len(created) - len(changed)} unchanged)"
+    )
+    if missing:
+        text += f"; {len(missing)} topics not in the file were kept"
+        warnings.append(f"{source.name}: {len(missing)} of the campaign's topics are not in this file and were kept: {', '.join(missing)}")
+    return ImportSummary(
+        text, warnings, {"topics": len(records), "created": len(created), "updated": len(changed), "kept": missing}
+    )

@@ -1,0 +1,122 @@
+"""Imports from the browser and the API: uploads kept under MEDIA_ROOT/uploads/<job id>/ and imported by a Job.
+
+The management commands call the import functions themselves, on the files they are given.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files.move import file_move_safe
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.utils.text import get_valid_filename
+
+from accounts.models import User
+from assessments.models import Campaign, Job
+from assessments.services import jobs
+from assessments.services.imports import ImportProblem
+from assessments.services.imports.documents import DOCUMENT_FORMATS, import_documents
+from assessments.services.imports.runs import TEAM_LENGTH, import_runs, require_topics
+from assessments.services.imports.topics import import_topics
+from assessments.services.jobs import Progress
+
+IMPORT_KINDS = ("import_topics", "import_documents", "import_runs")
+# The unit of each kind's progress: runs and topics count bytes read; documents count lines, because the
+# document reader opens its files itself and reports the line of each record, not its byte offset.
+PROGRESS_UNITS = {"import_topics": "bytes", "import_documents": "lines", "import_runs": "bytes"}
+
+
+def start_import(
+    *, kind: str, campaign: Campaign, uploads: Sequence[UploadedFile], options: Mapping | None = None, created_by: User | None
+) -> Job:
+    """Keep uploaded files under MEDIA_ROOT/uploads/<job id>/ and queue their import as a Job.
+
+    The page and the API call this; the management commands call the import functions themselves. Options
+    are checked now, so a wrong format is refused before the upload is kept; lines are checked by the job.
+    """
+    options = dict(options or {})
+    if kind not in IMPORT_KINDS:
+        raise ImportProblem(f"unknown import {kind!r}")
+    if not uploads:
+        raise ImportProblem("choose a file to upload")
+    if kind == "import_topics" and len(uploads) != 1:
+        raise ImportProblem("upload one topics file at a time")
+    if options.get("format", "auto") not in DOCUMENT_FORMATS:
+        raise ImportProblem(f"unknown document format {options['format']!r}")
+    if len(options.get("team", "")) > TEAM_LENGTH:
+        raise ImportProblem(f"the team name is longer than {TEAM_LENGTH} characters")
+    if kind == "import_runs":
+        require_topics(campaign, campaign.topics.exists())  # refuse now rather than in the worker
+    folder = None
+    try:
+        with transaction.atomic():
+            job = jobs.create_job(kind=kind, campaign=campaign, params={}, created_by=created_by)
+            folder = upload_folder(job)
+            folder.mkdir(parents=True)
+            files = [
+                {"path": str(keep_upload(upload, folder / f"{i}-{get_valid_filename(Path(upload.name).name) or 'upload'}")
+                             .relative_to(settings.MEDIA_ROOT)), "name": Path(upload.name).name}
+                for i, upload in enumerate(uploads, 1)
+            ]
+            job.params = {**options, "files": files, "unit": PROGRESS_UNITS[kind]}
+            job.save(update_fields=["params"])
+    except BaseException:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return job
+
+
+def upload_folder(job: Job) -> Path:
+    return Path(settings.MEDIA_ROOT) / "uploads" / str(job.pk)
+
+
+def keep_upload(upload: UploadedFile, destination: Path) -> Path:
+    """Move (large uploads Django spooled to disk) or stream (small ones) the upload to `destination`."""
+    if hasattr(upload, "temporary_file_path"):
+        file_move_safe(upload.temporary_file_path(), str(destination))
+    else:
+        with open(destination, "wb") as out:
+            for chunk in upload.chunks():
+                out.write(chunk)
+    return destination
+
+
+@contextmanager
+def job_inputs(job: Job) -> Iterator[tuple[list[Path], list[str]]]:
+    """The job's uploaded files; they are deleted when the job ends, whatever the outcome (the data is stored)."""
+    try:
+        files = job.params["files"]
+        yield [Path(settings.MEDIA_ROOT) / f["path"] for f in files], [f["name"] for f in files]
+    finally:
+        shutil.rmtree(upload_folder(job), ignore_errors=True)
+
+
+@jobs.handler("import_topics")
+def _import_topics_job(job: Job, progress: Progress) -> dict:
+    with job_inputs(job) as (paths, names):
+        return import_topics(campaign=job.campaign, path=paths[0], name=names[0], progress=progress).as_result()
+
+
+@jobs.handler("import_documents")
+def _import_documents_job(job: Job, progress: Progress) -> dict:
+    params = job.params
+    with job_inputs(job) as (paths, names):
+        return import_documents(
+            campaign=job.campaign, paths=paths, names=names, fmt=params.get("format", "auto"),
+            only_pooled=bool(params.get("only_pooled")), progress=progress,
+        ).as_result()
+
+
+@jobs.handler("import_runs")
+def _import_runs_job(job: Job, progress: Progress) -> dict:
+    with job_inputs(job) as (paths, names):
+        return import_runs(
+            campaign=job.campaign, paths=paths, names=names, team=job.params.get("team", ""),
+            uploaded_by=job.created_by, progress=progress,
+        ).as_result()

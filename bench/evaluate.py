@@ -59,7 +59,7 @@ def time_all(runs: dict[str, Run], label_sets: tuple[dict, dict]) -> list[float]
         start = time.perf_counter()
         for name, run in runs.items():
             for qrels in label_sets:
-                evaluate_run(run, qrels, k=K, name=name)
+                evaluate_run(run, qrels, measure=f"nDCG@{K}", name=name)
         timings.append(time.perf_counter() - start)
     return timings
 

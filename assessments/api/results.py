@@ -1,6 +1,6 @@
 """Results and qrels in the API, for organisers' scripts: the same services as the results pages.
 
-* ``GET  campaigns/<slug>/results/``: every run's nDCG@k (and judged@k, stance scores), as `evaluate_runs --format json`.
+* ``GET  campaigns/<slug>/results/``: every run's score (and judged@k, stance scores, intervals), as `evaluate_runs --format json`.
 * ``GET  campaigns/<slug>/qrels/``: the snapshots; ``POST`` exports a new one and streams the file back.
 * ``GET  campaigns/<slug>/qrels/<n>/``: a snapshot's file; ``…/qrels/<a>/diff/<b>/``: what changed, and who changed it.
 * ``POST campaigns/<slug>/qrels/import/``: upload earlier judgments; answers 202 with the import job.
@@ -28,8 +28,12 @@ class ResultsQuerySerializer(serializers.Serializer):
     measure = serializers.CharField(default="nDCG@5")
     kind = serializers.ListField(child=serializers.ChoiceField(choices=evaluation.EVALUATED_KINDS), default=["relevance"])
     order = serializers.ChoiceField(choices=evaluation.ORDERS, default="score")
+    trec_eval = serializers.ChoiceField(choices=[10, 9], default=10)
     phase = serializers.ChoiceField(choices=list(exports.PHASES), default="main")
     rule = serializers.CharField(default="majority")
+    ci = serializers.FloatField(required=False, min_value=0, max_value=1, help_text="bootstrap interval level, e.g. 0.95")
+    test = serializers.ChoiceField(choices=evaluation.TESTS, required=False, help_text="mark the runs tied with the best")
+    seed = serializers.IntegerField(default=evaluation.significance.DEFAULT_SEED)
 
 
 class RunResultSerializer(serializers.Serializer):
@@ -37,9 +41,17 @@ class RunResultSerializer(serializers.Serializer):
     team = serializers.CharField()
     kind = serializers.CharField()
     measure = serializers.CharField()
+    trec_eval = serializers.IntegerField()
     mean = serializers.FloatField()
     judged_at_k = serializers.FloatField()
     per_topic = serializers.DictField(child=serializers.FloatField())
+    ci_low = serializers.FloatField(required=False)
+    ci_high = serializers.FloatField(required=False)
+    ci_level = serializers.FloatField(required=False)
+    ci_seed = serializers.IntegerField(required=False)
+    ci_resamples = serializers.IntegerField(required=False)
+    top_group = serializers.BooleanField(required=False)
+    other_trec_eval = serializers.DictField(required=False, help_text="the figure under the other trec_eval version, where it differs")
     accuracy = serializers.FloatField(required=False, allow_null=True)
     macro_f1 = serializers.FloatField(required=False, allow_null=True)
 
@@ -82,7 +94,7 @@ class ResultsView(APIView):
 
     @extend_schema(
         parameters=[ResultsQuerySerializer], responses=RunResultSerializer(many=True),
-        summary="nDCG@k of every run against the current judgments",
+        summary="Every run scored by a trec_eval measure against the current judgments",
     )
     def get(self, request, slug: str):
         campaign = access.get_campaign_for_organiser(request.user, slug)

@@ -1,21 +1,20 @@
-"""Score runs against qrels the way trec_eval does, and score stance labels.
+"""Order runs the way trec_eval does, score them with metrics.measures, and score stance labels.
 
 Pure Python with no Django import: the evaluation service reads rows from the database and passes them in as
 plain tuples and mappings.
 
-The target is trec_eval's ``ndcg_cut.k`` (usnistgov/trec_eval ``m_ndcg_cut.c`` with ``form_res_rels.c``). It
-is the measure behind the Touché leaderboards, and participants check our numbers against it. The rules we
-reproduce are these:
+The rules we reproduce (usnistgov/trec_eval ``form_res_rels.c``) are these:
 
 * trec_eval orders a topic's documents by score (descending) and breaks ties by document id (descending,
   ``strcmp``). It ignores the rank column (``comp_sim_docno``). Touché's own evaluation follows the rank
   column, and in real runs the two can give different top-k lists (tied scores are common), so callers must
   choose the order explicitly with ``order``.
-* gain = the qrels label, discounted by ``log2(rank + 1)`` for ranks starting at 1. Negative labels
-  (Touché 2020's ``-2``, "spam / non-argument") give zero gain: trec_eval reads a negative label as "in the
-  pool but unjudged" (``RELVALUE_UNJUDGED``) and adds only positive gains.
-* The ideal ranking uses every positive label judged for the topic, whether retrieved or not.
-  A topic without a relevant document scores 0.
+* Which scores tie depends on the trec_eval version. trec_eval 10 reads scores as double-precision numbers.
+  trec_eval 9.0.x (up to 9.0.8, 2022) keeps them in a C ``float``, so two scores that differ only beyond single
+  precision tie there and the document id decides; pytrec_eval (and with it ir_measures and PyTerrier) is built
+  on that code and stores the Python float it is given in the same ``float`` (checked in the tests: scores
+  1 + 1e-8 and 1 tie, 1 + 6e-8 and 1 do not). ``trec_eval=9`` rounds each score to the nearest single-precision
+  value before ordering, as the C conversion does; ``trec_eval=10`` compares the doubles.
 * Topic averaging follows trec_eval: by default, the mean is over the qrels topics that the run has. Run
   topics without qrels are ignored. With ``complete=True`` (``trec_eval -c``), a qrels topic that is missing
   from the run counts as 0.
@@ -23,14 +22,19 @@ reproduce are these:
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter, neg
 from typing import Literal
 
+import numpy as np
+
+from .measures import Measure, check_cutoff, judged_at_k, parse_measure
+
 Order = Literal["score", "rank"]
+TrecEval = Literal[9, 10]
+TREC_EVAL_VERSIONS: tuple[TrecEval, ...] = (10, 9)
 Entry = tuple[str, int, float]
 """One run line for one topic: (document id, rank column, score column)."""
 
@@ -53,27 +57,46 @@ _ORDERS = {
 }
 
 
-def order_run(entries: Iterable[Entry], *, by: Order = "score", depth: int | None = None) -> list[str]:
+def single_precision(scores: Sequence[float]) -> list[float]:
+    """The scores as trec_eval 9 holds them: each rounded to the nearest C ``float`` (round half to even), given
+    back as Python floats. Beyond float's range a score becomes ±inf and below it 0, as the C conversion does."""
+    with np.errstate(over="ignore", under="ignore"):
+        return np.asarray(scores, dtype=np.float64).astype(np.float32).astype(np.float64).tolist()
+
+
+def _check_version(trec_eval: int) -> None:
+    if trec_eval not in TREC_EVAL_VERSIONS:
+        raise ValueError(f"unknown trec_eval version {trec_eval!r}: expected 9 or 10")
+
+
+def order_run(
+    entries: Iterable[Entry], *, by: Order = "score", depth: int | None = None, trec_eval: TrecEval = 10
+) -> list[str]:
     """Return one topic's document ids, best first.
 
     ``by="score"`` is trec_eval's order: score descending, ties broken by document id descending, with the rank
-    column ignored. ``by="rank"`` follows the run's rank column (ascending), as Touché's own evaluation does.
-    Equal ranks are broken by document id descending too, so both orders treat ties the same way.
-    ``depth`` keeps only the first ``depth`` ids.
+    column ignored; ``trec_eval=9`` compares the scores in single precision (see the module docstring).
+    ``by="rank"`` follows the run's rank column (ascending), as Touché's own evaluation does; equal ranks are
+    broken by document id descending too, so both orders treat ties the same way, and the version does not
+    matter. ``depth`` keeps only the first ``depth`` ids.
 
     Document ids must be unique within a topic: trec_eval refuses a topic with "duplicate docs", and the
-    RunEntry unique constraint enforces the same rule. A duplicate in the returned list raises ValueError, so
-    no document can collect its gain twice. With ``depth`` set, duplicates below the cut are not looked for,
-    because finding them would cost as much as the ordering itself.
+    importer enforces the same rule. A duplicate in the returned list raises ValueError, so no document can
+    collect its gain twice. With ``depth`` set, duplicates below the cut are not looked for, because finding
+    them would cost as much as the ordering itself.
     """
     try:
         primary, descending, full = _ORDERS[by]
     except KeyError:
         raise ValueError(f"unknown order {by!r}: expected 'score' or 'rank'") from None
+    _check_version(trec_eval)
+    if by == "score" and trec_eval == 9:
+        entries = list(entries)
+        entries = [(doc, rank, score) for (doc, rank, _), score in zip(entries, single_precision([e[2] for e in entries]))]
     if depth is None:
         ranked = sorted(entries, key=full, reverse=True)
     else:
-        _check_cutoff(depth)
+        check_cutoff(depth)
         # Sorting on the bare score (or rank) costs far less than building a (score, doc) tuple for each of 1000
         # entries. Only the entries tied with the one at the cut need the document-id tie-break to decide which
         # of them make it.
@@ -91,7 +114,8 @@ def order_run(entries: Iterable[Entry], *, by: Order = "score", depth: int | Non
 
 
 def order_positions(docs: Sequence[str], ranks: Sequence[int], scores: Sequence[float], *, by: Order = "score") -> list[int]:
-    """Return ``order_run``'s order of one topic's lines held as columns: their 0-based positions, best first.
+    """Return ``order_run``'s order (trec_eval 10) of one topic's lines held as columns: their 0-based positions,
+    best first.
 
     The importer orders 4.2 M lines this way. Sorting (key, doc id, position) triples compares them in C, where
     ``order_run`` calls a key function per entry. The triples sort as ``order_run``'s keys do, largest first, and
@@ -106,47 +130,47 @@ def order_positions(docs: Sequence[str], ranks: Sequence[int], scores: Sequence[
 _THIRD = itemgetter(2)
 
 
-def _check_cutoff(k: int) -> None:
-    # trec_eval: "Cutoffs must be positive".
-    if k < 1:
-        raise ValueError(f"cutoff must be positive, got {k}")
+def single_precision_order(docs: Sequence[str], scores: Sequence[float]) -> list[int] | None:
+    """Reorder lines held in trec_eval 10's order for trec_eval 9: their 0-based positions in 9's order, or None
+    when both orders are the same.
 
-
-def ndcg_at_k(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
-    """nDCG@k of one topic's ``ranking``, equal to trec_eval's ``ndcg_cut_k``.
-
-    ``qrels`` maps the topic's judged document ids to labels. Unjudged documents and labels of 0 or below add
-    nothing. The ideal DCG is built from the k highest positive labels of all judged documents. A topic with no
-    positive label scores 0, as in trec_eval, which leaves the DCG (then 0) undivided when the ideal DCG is 0.
-    Both sums are accumulated in trec_eval's order with the same operations, so the values agree bit for bit
-    (checked against pytrec_eval on the real Touché 2020 runs).
+    Rounding to single precision never swaps two scores, so 9's order keeps 10's runs of equal rounded scores
+    and only sorts each run by document id descending. A run changes only if it holds two different doubles, so
+    most rankings are settled by one vectorised comparison. The lines must be a whole ranking or a head of it
+    that ends where the rounded score changes (see ``single_precision_cut``).
     """
-    _check_cutoff(k)
-    dcg = 0.0
-    for i, doc in enumerate(ranking[:k]):
-        gain = qrels.get(doc, 0)
-        if gain > 0:
-            dcg += gain / math.log2(i + 2)
-    ideal_dcg = 0.0
-    for i, gain in enumerate(heapq.nlargest(k, (label for label in qrels.values() if label > 0))):
-        ideal_dcg += gain / math.log2(i + 2)
-    return dcg / ideal_dcg if ideal_dcg > 0 else 0.0
+    if len(scores) < 2:
+        return None
+    doubles = np.asarray(scores, dtype=np.float64)
+    with np.errstate(over="ignore", under="ignore"):
+        singles = doubles.astype(np.float32)
+    same = singles[1:] == singles[:-1]
+    if not (same & (doubles[1:] != doubles[:-1])).any():
+        return None
+    order = list(range(len(docs)))
+    starts = np.flatnonzero(~same) + 1
+    for start, end in zip([0, *starts.tolist()], [*starts.tolist(), len(docs)]):
+        if end - start > 1:
+            order[start:end] = sorted(order[start:end], key=docs.__getitem__, reverse=True)
+    return order
 
 
-def judged_at_k(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
-    """Share of the top k of ``ranking`` that has a label in ``qrels`` (any label, including negative ones).
-
-    Like trec_eval's ``P_k``, it divides by k even when the ranking is shorter, so a 3-document ranking that
-    is fully judged scores 0.6 at k=5. A negative label counts as judged: in Touché, ``-2`` is an assessor's
-    verdict ("spam / non-argument"), not a gap in the pool.
-    """
-    _check_cutoff(k)
-    return sum(1 for doc in ranking[:k] if doc in qrels) / k
+def single_precision_cut(scores: Sequence[float], depth: int) -> int:
+    """How many leading lines (of lines in trec_eval 10's order) decide trec_eval 9's first ``depth``: through
+    the last line whose single-precision score equals that of line ``depth``. It equals ``len(scores)`` when the
+    given lines may end inside that run, and then a caller holding only a head must read further."""
+    if depth >= len(scores):
+        return len(scores)
+    with np.errstate(over="ignore", under="ignore"):
+        singles = np.asarray(scores, dtype=np.float64).astype(np.float32)
+    after = np.flatnonzero(singles[depth:] != singles[depth - 1])
+    return depth + int(after[0]) if len(after) else len(scores)
 
 
 @dataclass(frozen=True)
 class RunEvaluation:
-    """One run's nDCG@k. ``mean`` and ``judged_at_k`` average over the topics in ``per_topic``."""
+    """One run's scores by one measure. ``mean`` and ``judged_at_k`` average over the topics in ``per_topic``;
+    ``measure`` is trec_eval's name (``ndcg_cut_5``)."""
 
     run: str
     measure: str
@@ -155,45 +179,62 @@ class RunEvaluation:
     per_topic: dict[str, float]
 
 
-def evaluate_run(
-    run: Mapping[Hashable, Iterable[Entry]],
+def evaluate_rankings(
+    rankings: Mapping[Hashable, Sequence[str]],
     qrels: Mapping[Hashable, Mapping[str, int]],
     *,
-    k: int = 5,
-    order: Order = "score",
+    measure: str | Measure = "nDCG@5",
     complete: bool = False,
     name: str = "",
 ) -> RunEvaluation:
-    """Evaluate ``run`` (topic -> its (doc id, rank, score) entries) against ``qrels`` (topic -> doc id -> label).
+    """Score ``rankings`` (topic -> document ids, best first, at least as deep as the measure reads) against
+    ``qrels`` (topic -> doc id -> label).
 
-    Topic selection follows trec_eval. A qrels topic is evaluated if the run has at least one entry for it.
-    Run topics without qrels are ignored, and so are topics with an empty qrels mapping (a qrels file cannot
-    express such a topic). With ``complete=True`` (``trec_eval -c``), qrels topics that are missing from the
-    run count as 0 and enter the mean. Without it (trec_eval's default) they are left out of the mean. The
-    two modes agree on the Touché 2020 reference files, because those runs cover every qrels topic. With no
-    evaluated topic, ``mean`` is 0.0.
-
-    ``per_topic`` is keyed by ``str(topic)``. ``measure`` is trec_eval's name (``ndcg_cut_5``), whichever
-    ``order`` was used. ``name`` is copied to ``RunEvaluation.run``.
+    Topic selection follows trec_eval. A qrels topic is evaluated if the run has at least one line for it. Run
+    topics without qrels are ignored, and so are topics with an empty qrels mapping (a qrels file cannot express
+    such a topic). With ``complete=True`` (``trec_eval -c``), qrels topics that are missing from the run count
+    as 0 and enter the mean. With no evaluated topic, ``mean`` is 0.0. ``per_topic`` is keyed by ``str(topic)``;
+    ``name`` is copied to ``RunEvaluation.run``.
     """
-    _check_cutoff(k)
+    measure = parse_measure(measure)
     per_topic: dict[str, float] = {}
     judged: list[float] = []
     for topic, judgments in qrels.items():
         if not judgments:
             continue
-        ranking = order_run(run.get(topic, ()), by=order, depth=k)
+        ranking = rankings.get(topic, ())
         if not ranking and not complete:
             continue
-        per_topic[str(topic)] = ndcg_at_k(ranking, judgments, k)
-        judged.append(judged_at_k(ranking, judgments, k))
+        per_topic[str(topic)] = measure.score(ranking, judgments)
+        judged.append(judged_at_k(ranking, judgments, measure.judged_depth))
     return RunEvaluation(
         run=name,
-        measure=f"ndcg_cut_{k}",
+        measure=measure.trec_eval,
         mean=math.fsum(per_topic.values()) / len(per_topic) if per_topic else 0.0,
         judged_at_k=math.fsum(judged) / len(judged) if judged else 0.0,
         per_topic=per_topic,
     )
+
+
+def evaluate_run(
+    run: Mapping[Hashable, Iterable[Entry]],
+    qrels: Mapping[Hashable, Mapping[str, int]],
+    *,
+    measure: str | Measure = "nDCG@5",
+    order: Order = "score",
+    trec_eval: TrecEval = 10,
+    complete: bool = False,
+    name: str = "",
+) -> RunEvaluation:
+    """Evaluate ``run`` (topic -> its (doc id, rank, score) entries) against ``qrels`` (topic -> doc id ->
+    label): each topic ordered by ``order_run`` under ``order`` and ``trec_eval``, then ``evaluate_rankings``."""
+    measure = parse_measure(measure)
+    depth = None if measure.depth is None else max(measure.depth, measure.judged_depth)
+    rankings = {
+        topic: order_run(run.get(topic, ()), by=order, depth=depth, trec_eval=trec_eval)
+        for topic, judgments in qrels.items() if judgments
+    }
+    return evaluate_rankings(rankings, qrels, measure=measure, complete=complete, name=name)
 
 
 @dataclass(frozen=True)

@@ -1,32 +1,38 @@
-"""Scoring a campaign's runs against its current judgments: the leaderboard, the evaluate_runs command and
-the results API.
+"""Scoring a campaign's runs against its current judgments: the leaderboard, the evaluate_runs and compare_runs
+commands and the results API.
 
-The numbers are trec_eval's ``ndcg_cut_k`` (assessments.metrics.evaluation does the arithmetic); this module
-feeds it from the database with a fixed number of queries whatever the number of runs: the runs, the topics,
-the judgments (aggregated per topic and document by the same rules as a qrels export, so the leaderboard and
-an exported file agree), and the first k lines of every run in one query. The stored rankings hold both orders
-(trec_eval's score order and the submitted rank column), so 84 runs of 50,000 lines cost the heads of 4,200
-lists, not 4.2 million lines.
+The numbers are trec_eval's (assessments.metrics.measures does the arithmetic, metrics.evaluation the order,
+metrics.significance the intervals and tests); this module feeds them from the database with a fixed number of
+queries whatever the number of runs: the runs, the topics, the judgments (aggregated per topic and document by
+the same rules as a qrels export, so the leaderboard and an exported file agree), and the rankings in one query
+(plus one for the few whose near ties reach past what was read). The stored rankings hold both orders (trec_eval's
+score order and the submitted rank column), so a cut measure over 84 runs of 50,000 lines reads the heads of 4,200
+lists, not 4.2 million lines; AP, RR, bpref and nDCG' read whole lists.
 
-Results are computed from the judgments as they are now, so the table follows the assessors' progress.
+Under the score order every run is also ordered the way the other trec_eval version would, so the leaderboard can
+say which figures depend on the version and why. Results are computed from the judgments as they are now, so the
+table follows the assessors' progress.
 """
 
 from __future__ import annotations
 
 import csv
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import groupby
 from operator import itemgetter
 from typing import TextIO
 
 from assessments.formats.qrels import topic_sort_key
+from assessments.metrics import significance
 from assessments.metrics.evaluation import (
+    TREC_EVAL_VERSIONS,
     RunEvaluation,
     StanceScores,
-    evaluate_run,
+    evaluate_rankings,
     stance_scores,
 )
+from assessments.metrics.measures import Measure
+from assessments.metrics.measures import parse_measure as parse_measure_name
 from assessments.models import Campaign, Judgment, Run, Topic
 from assessments.services import rankings
 from assessments.services.exports import (
@@ -39,7 +45,7 @@ from assessments.services.exports import (
 
 EVALUATED_KINDS = ("relevance", "quality")
 ORDERS = ("score", "rank")
-_MEASURE = re.compile(r"ndcg@([1-9][0-9]{0,3})", re.IGNORECASE)
+TESTS = significance.TESTS
 # Columns a leaderboard can be sorted by, besides "<kind>" (mean) and "<kind>_judged" (judged@k).
 SORTS = ("team", "run", "accuracy", "macro_f1")
 
@@ -48,12 +54,29 @@ class EvaluationError(ExportError):
     """An evaluation that cannot be made as asked (unknown measure, kind, order...)."""
 
 
-def parse_measure(text: str) -> int:
-    """The cutoff k of ``nDCG@k``, the one measure Touché reports."""
-    match = _MEASURE.fullmatch(text.strip())
-    if not match:
-        raise EvaluationError(f"unknown measure {text!r}: use nDCG@k, for example nDCG@5")
-    return int(match.group(1))
+def parse_measure(text: str) -> Measure:
+    try:
+        return parse_measure_name(text)
+    except ValueError as exc:
+        raise EvaluationError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class VersionNote:
+    """A run's figure under the other trec_eval version, where it differs, and the topics that make it differ."""
+
+    version: int
+    mean: float
+    topics: list[str]
+
+    @property
+    def reason(self) -> str:
+        shown = ", ".join(self.topics[:8]) + (f" and {len(self.topics) - 8} more" if len(self.topics) > 8 else "")
+        return (
+            f"trec_eval {self.version}: {self.mean:.4f}. Scores that differ only beyond single precision (ties for "
+            f"trec_eval 9 and pytrec_eval, broken by document id; not for trec_eval 10) order the top differently "
+            f"in topic{'s' if len(self.topics) > 1 else ''} {shown}."
+        )
 
 
 @dataclass(frozen=True)
@@ -61,8 +84,10 @@ class RunResult:
     run_id: int
     tag: str
     team: str
-    scores: dict[str, RunEvaluation]  # kind -> nDCG@k
+    scores: dict[str, RunEvaluation]  # kind -> the measure
     stance: StanceScores | None  # None: the run has no stance column or the campaign no stance judgments
+    other_version: dict[str, VersionNote] = field(default_factory=dict)  # kinds whose figure the version changes
+    ci: dict[str, tuple[float, float]] = field(default_factory=dict)  # kind -> bootstrap interval, when asked
 
 
 def sort_results(results: list[RunResult], column: str, *, kinds: tuple[str, ...], descending: bool = True) -> list[RunResult]:
@@ -91,16 +116,31 @@ def sort_results(results: list[RunResult], column: str, *, kinds: tuple[str, ...
 
 
 @dataclass(frozen=True)
+class Statistics:
+    """How the intervals and groups of a leaderboard were made, so a table can say it and be made again."""
+
+    ci_level: float | None  # None: no intervals
+    test: str | None  # None: no grouping
+    seed: int = significance.DEFAULT_SEED
+    resamples: int = significance.RESAMPLES
+    alpha: float = significance.ALPHA
+
+
+@dataclass(frozen=True)
 class Leaderboard:
     measure: str  # "nDCG@5"
-    k: int
+    judged_depth: int  # the k of judged@k
     kinds: tuple[str, ...]
     order: str
+    trec_eval: int
     phase: str
     rule: str
     results: list[RunResult]
     topics: dict[str, int]  # kind -> number of topics with labels
     has_stance: bool  # the campaign has stance judgments and some run a stance column
+    statistics: Statistics = Statistics(ci_level=None, test=None)
+    # kind -> ids of the runs no test found significantly different from that kind's best run
+    top_group: dict[str, frozenset[int]] = field(default_factory=dict)
 
     def sorted_by(self, column: str, *, descending: bool = True) -> list[RunResult]:
         return sort_results(self.results, column, kinds=self.kinds, descending=descending)
@@ -121,8 +161,19 @@ class Leaderboard:
                 evaluation = result.scores[kind]
                 row = {
                     "run": result.tag, "team": result.team, "kind": kind, "measure": self.measure,
-                    "mean": evaluation.mean, "judged_at_k": evaluation.judged_at_k, "per_topic": evaluation.per_topic,
+                    "trec_eval": self.trec_eval, "mean": evaluation.mean, "judged_at_k": evaluation.judged_at_k,
+                    "per_topic": evaluation.per_topic,
                 }
+                if kind in result.ci:
+                    row.update(
+                        ci_low=result.ci[kind][0], ci_high=result.ci[kind][1], ci_level=self.statistics.ci_level,
+                        ci_seed=self.statistics.seed, ci_resamples=self.statistics.resamples,
+                    )
+                if kind in self.top_group:
+                    row["top_group"] = result.run_id in self.top_group[kind]
+                if kind in result.other_version:
+                    note = result.other_version[kind]
+                    row["other_trec_eval"] = {"version": note.version, "mean": note.mean, "topics": note.topics}
                 if result.stance is not None:
                     row.update(accuracy=result.stance.accuracy, macro_f1=result.stance.macro_f1)
                 rows.append(row)
@@ -131,14 +182,80 @@ class Leaderboard:
     def write_per_topic_csv(self, stream: TextIO) -> None:
         """Per-topic scores, one row per run, kind and topic, then the run's mean as topic "all" (trec_eval -q)."""
         writer = csv.writer(stream, lineterminator="\n")
-        writer.writerow(["run", "team", "kind", "measure", "order", "topic", "value", "judged_at_k"])
+        writer.writerow(["run", "team", "kind", "measure", "order", "trec_eval", "topic", "value", f"judged@{self.judged_depth}"])
         for result in self.results:
             for kind in self.kinds:
                 evaluation = result.scores[kind]
-                common = [result.tag, result.team, kind, self.measure, self.order]
+                common = [result.tag, result.team, kind, self.measure, self.order, self.trec_eval]
                 for topic in sorted(evaluation.per_topic, key=topic_sort_key):
                     writer.writerow([*common, topic, f"{evaluation.per_topic[topic]:.4f}", ""])
                 writer.writerow([*common, "all", f"{evaluation.mean:.4f}", f"{evaluation.judged_at_k:.4f}"])
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What every evaluation of a campaign needs (the leaderboard, run comparison, reusability): the options
+    checked, the runs, the topics and the current labels."""
+
+    measure: Measure
+    kinds: tuple[str, ...]
+    order: str
+    trec_eval: int
+    phase: str
+    rule: AggregationRule
+    runs: list[tuple[int, str, str, bool]]  # id, tag, team, has_stance
+    numbers: dict[int, str]  # topic id -> number
+    qrels: dict[str, dict[str, dict[str, int]]]  # kind -> topic -> doc -> label
+    stance_truth: dict[tuple[str, str], str]
+
+    def judged_topic_ids(self) -> list[int]:
+        judged = {number for labels in self.qrels.values() for number in labels} | {n for n, _ in self.stance_truth}
+        return [topic_id for topic_id, number in self.numbers.items() if number in judged]
+
+
+def prepare(
+    *, campaign: Campaign, measure: str, kinds: tuple[str, ...], order: str, trec_eval: int, phase: str, rule: str,
+    runs=None,
+) -> Prepared:
+    """Check the options and read the runs (all of the campaign's, or the queryset ``runs``), topics and labels;
+    EvaluationError names what cannot be evaluated."""
+    parsed_measure = parse_measure(measure)
+    kinds = tuple(dict.fromkeys(kinds))
+    if not kinds or any(kind not in EVALUATED_KINDS for kind in kinds):
+        raise EvaluationError(f"kinds must be among {', '.join(EVALUATED_KINDS)}, not {', '.join(kinds) or 'none'}")
+    if order not in ORDERS:
+        raise EvaluationError(f"unknown order {order!r}: use score (trec_eval) or rank (the run's rank column)")
+    if trec_eval not in TREC_EVAL_VERSIONS:
+        raise EvaluationError(f"unknown trec_eval version {trec_eval!r}: use 10 (scores as doubles) or 9 (as floats)")
+    if phase not in PHASES:
+        raise EvaluationError(f"unknown phase {phase!r}: use main, training or all")
+    parsed_rule = parse_rule(rule, kind="relevance")
+    for kind in kinds:
+        if kind != "relevance" and not campaign.label_scheme.values(kind):
+            raise EvaluationError(f"campaign {campaign.slug} has no {kind} labels in its scheme")
+    runs = Run.objects.filter(campaign=campaign) if runs is None else runs
+    numbers = dict(Topic.objects.filter(campaign=campaign).values_list("id", "number"))
+    qrels, stance_truth = _current_labels(campaign=campaign, kinds=kinds, phase=phase, rule=parsed_rule, numbers=numbers)
+    return Prepared(
+        measure=parsed_measure, kinds=kinds, order=order, trec_eval=trec_eval, phase=phase, rule=parsed_rule,
+        runs=list(runs.order_by("tag").values_list("id", "tag", "team", "has_stance")), numbers=numbers,
+        qrels=qrels, stance_truth=stance_truth,
+    )
+
+
+def read_rankings(setup: Prepared, versions: tuple[int, ...]) -> dict[int, dict[int, dict[str, list]]]:
+    """run id -> trec_eval version -> topic number -> lines best first, as deep as the measure and judged@k read;
+    versions that order a topic alike share its list (see rankings.ordered_lines)."""
+    depth = setup.measure.depth and max(setup.measure.depth, setup.measure.judged_depth)
+    found: dict[int, dict[int, dict[str, list]]] = {}
+    lines = rankings.ordered_lines(
+        [run[0] for run in setup.runs], setup.judged_topic_ids(), depth=depth, order=setup.order, versions=versions
+    )
+    for run_id, topic_id, by_version in lines:
+        by_run = found.setdefault(run_id, {version: {} for version in versions})
+        for version, picked in by_version.items():
+            by_run[version][setup.numbers[topic_id]] = picked
+    return found
 
 
 def evaluate_runs(
@@ -147,53 +264,107 @@ def evaluate_runs(
     measure: str = "nDCG@5",
     kinds: tuple[str, ...] = ("relevance",),
     order: str = "score",
+    trec_eval: int = 10,
     phase: str = "main",
     rule: str = "majority",
+    ci: float | None = None,
+    test: str | None = None,
+    seed: int = significance.DEFAULT_SEED,
 ) -> Leaderboard:
     """Evaluate every run of the campaign by ``measure`` for each of ``kinds`` against the current judgments.
 
-    ``order="score"`` is trec_eval's (score descending, ties by document id descending, rank column ignored);
+    ``order="score"`` is trec_eval's (score descending, ties by document id descending, rank column ignored),
+    with scores compared as trec_eval ``trec_eval`` (10: doubles; 9: single precision, as pytrec_eval) does;
     ``order="rank"`` follows the submitted rank column, as Touché's own evaluation did. Judgments of ``phase``
     are aggregated per topic and document by ``rule`` (see exports.AggregationRule; stance always takes the
     majority unless one assessor is named, since max and mean mean nothing for stance). Stance accuracy and
-    macro-F1 compare a run's stance column with the stance judgments over the run's top-k documents that
-    carry one, the rows the nDCG reads.
-    """
-    k = parse_measure(measure)
-    kinds = tuple(dict.fromkeys(kinds))
-    if not kinds or any(kind not in EVALUATED_KINDS for kind in kinds):
-        raise EvaluationError(f"kinds must be among {', '.join(EVALUATED_KINDS)}, not {', '.join(kinds) or 'none'}")
-    if order not in ORDERS:
-        raise EvaluationError(f"unknown order {order!r}: use score (trec_eval) or rank (the run's rank column)")
-    if phase not in PHASES:
-        raise EvaluationError(f"unknown phase {phase!r}: use main, training or all")
-    parsed = parse_rule(rule, kind="relevance")
-    for kind in kinds:
-        if kind != "relevance" and not campaign.label_scheme.values(kind):
-            raise EvaluationError(f"campaign {campaign.slug} has no {kind} labels in its scheme")
+    macro-F1 compare a run's stance column with the stance judgments over the run's top k (k of judged@k).
 
-    runs = list(Run.objects.filter(campaign=campaign).order_by("tag").values_list("id", "tag", "team", "has_stance"))
-    numbers = dict(Topic.objects.filter(campaign=campaign).values_list("id", "number"))
-    qrels, stance_truth = _current_labels(campaign=campaign, kinds=kinds, phase=phase, rule=parsed, numbers=numbers)
-    judged_topics = {number for labels in qrels.values() for number in labels} | {number for number, _ in stance_truth}
-    stance_runs = {run_id for run_id, _, _, has_stance in runs if has_stance} if stance_truth else set()
-    entries = _top_entries(runs=[run[0] for run in runs], topics=[t for t, n in numbers.items() if n in judged_topics], k=k, order=order)
+    ``ci`` (a level such as 0.95) adds a percentile-bootstrap interval to each run's mean; ``test`` ("t" or
+    "permutation") compares every pair of runs, Holm–Bonferroni over all pairs, and fills ``top_group``. Both
+    draw from a generator seeded with ``seed``.
+    """
+    setup = prepare(campaign=campaign, measure=measure, kinds=kinds, order=order, trec_eval=trec_eval, phase=phase, rule=rule)
+    if test is not None and test not in TESTS:
+        raise EvaluationError(f"unknown test {test!r}: use t or permutation")
+    if ci is not None and not 0 < ci < 1:
+        raise EvaluationError(f"confidence level must lie between 0 and 1 (0.95, say), not {ci}")
+    other = 9 if trec_eval == 10 else 10
+    versions = (trec_eval, other) if order == "score" else (trec_eval,)
+    lines = read_rankings(setup, versions)
+    stance_runs = {run_id for run_id, _, _, has_stance in setup.runs if has_stance} if setup.stance_truth else set()
 
     results = []
-    for run_id, tag, team, _ in runs:
-        by_topic: dict[str, list[tuple[str, int, float]]] = {}
-        predicted: dict[tuple[str, str], str | None] = {}
-        for topic_id, doc, rank, score, stance in entries.get(run_id, ()):
-            by_topic.setdefault(numbers[topic_id], []).append((doc, rank, score))
-            predicted[numbers[topic_id], doc] = stance or None
-        scores = {kind: evaluate_run(by_topic, qrels[kind], k=k, order=order, name=tag) for kind in kinds}
-        stance = stance_scores(predicted, stance_truth) if run_id in stance_runs else None
-        results.append(RunResult(run_id=run_id, tag=tag, team=team, scores=scores, stance=stance))
+    for run_id, tag, team, _ in setup.runs:
+        by_version = lines.get(run_id, {version: {} for version in versions})
+        chosen = by_version[trec_eval]
+        ranked = {topic: [line[0] for line in picked] for topic, picked in chosen.items()}
+        scores = {kind: evaluate_rankings(ranked, setup.qrels[kind], measure=setup.measure, name=tag) for kind in setup.kinds}
+        notes = {}
+        if order == "score":
+            changed = {topic: picked for topic, picked in by_version[other].items() if picked is not chosen[topic]}
+            if changed:
+                alternative = {**ranked, **{topic: [line[0] for line in picked] for topic, picked in changed.items()}}
+                for kind in setup.kinds:
+                    evaluation = evaluate_rankings(alternative, setup.qrels[kind], measure=setup.measure, name=tag)
+                    topics = sorted((t for t in changed if evaluation.per_topic.get(t) != scores[kind].per_topic.get(t)),
+                                    key=topic_sort_key)
+                    if topics:
+                        notes[kind] = VersionNote(version=other, mean=evaluation.mean, topics=topics)
+        stance = None
+        if run_id in stance_runs:
+            predicted = {
+                (topic, doc): line_stance or None
+                for topic, picked in chosen.items() for doc, _, _, line_stance in picked[:setup.measure.judged_depth]
+            }
+            stance = stance_scores(predicted, setup.stance_truth)
+        results.append(RunResult(run_id=run_id, tag=tag, team=team, scores=scores, stance=stance, other_version=notes))
+
+    results = sort_results(results, setup.kinds[0], kinds=setup.kinds)
+    top_group: dict[str, frozenset[int]] = {}
+    if results and (ci is not None or test is not None):
+        for kind in setup.kinds:
+            per_topic = [result.scores[kind].per_topic for result in results]
+            if ci is not None:
+                for result, interval in zip(results, significance.confidence_intervals(per_topic, level=ci, seed=seed)):
+                    if interval is not None:
+                        result.ci[kind] = interval
+            if test is not None:
+                best = max(range(len(results)), key=lambda i: results[i].scores[kind].mean)
+                tests = significance.compare_all(per_topic, test=test, seed=seed)
+                top_group[kind] = frozenset(results[i].run_id for i in significance.not_worse_than_best(tests, best))
     return Leaderboard(
-        measure=f"nDCG@{k}", k=k, kinds=kinds, order=order, phase=phase, rule=str(parsed),
-        results=sort_results(results, kinds[0], kinds=kinds),
-        topics={kind: len(qrels[kind]) for kind in kinds}, has_stance=bool(stance_runs),
+        measure=str(setup.measure), judged_depth=setup.measure.judged_depth, kinds=setup.kinds, order=order,
+        trec_eval=trec_eval, phase=phase, rule=str(setup.rule), results=results,
+        topics={kind: len(setup.qrels[kind]) for kind in setup.kinds}, has_stance=bool(stance_runs),
+        statistics=Statistics(ci_level=ci, test=test, seed=seed), top_group=top_group,
     )
+
+
+def compare_runs(
+    *,
+    campaign: Campaign,
+    measure: str = "nDCG@5",
+    kind: str = "relevance",
+    test: str = "t",
+    seed: int = significance.DEFAULT_SEED,
+    **options,
+) -> list[dict]:
+    """Every pair of the campaign's runs compared on their per-topic ``measure`` by ``test`` ("t": paired t-test;
+    "permutation": paired randomisation test, 10,000 flips seeded with ``seed``), Holm–Bonferroni over all pairs at
+    α = 0.05: rows ``{run_a, run_b, mean_diff, p_value, p_holm, significant}``, run_a the better by mean, in
+    leaderboard order. ``options`` are evaluate_runs' (order, trec_eval, phase, rule)."""
+    if test not in TESTS:
+        raise EvaluationError(f"unknown test {test!r}: use t or permutation")
+    board = evaluate_runs(campaign=campaign, measure=measure, kinds=(kind,), **options)
+    tests = significance.compare_all([result.scores[kind].per_topic for result in board.results], test=test, seed=seed)
+    return [
+        {
+            "run_a": board.results[pair.a].tag, "run_b": board.results[pair.b].tag, "mean_diff": pair.mean_diff,
+            "p_value": pair.p_value, "p_holm": pair.p_holm, "significant": pair.significant,
+        }
+        for pair in tests
+    ]
 
 
 def _current_labels(
@@ -224,11 +395,3 @@ def _current_labels(
         if stances:
             stance_truth[number, doc] = stance_rule.combine(stances, scheme.values("stance"))
     return qrels, stance_truth
-
-
-def _top_entries(*, runs: list[int], topics: list[int], k: int, order: str) -> dict[int, list[tuple]]:
-    """run id -> (topic id, doc, rank, score, stance) of its first k lines per judged topic under `order`."""
-    entries: dict[int, list[tuple]] = {}
-    for run_id, topic_id, lines in rankings.top_lines(runs, topics, depth=k, orders=[order]):
-        entries.setdefault(run_id, []).extend((topic_id, *line) for line in lines)
-    return entries

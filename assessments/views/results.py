@@ -31,7 +31,7 @@ ORDER_CHOICES = [("score", "Score, ties by doc id (trec_eval)"), ("rank", "Rank 
 DIFF_LINES_SHOWN = 1000
 
 
-def _kind_choices(campaign: Campaign, kinds) -> list[tuple[str, str]]:
+def kind_choices(campaign: Campaign, kinds) -> list[tuple[str, str]]:
     scheme = campaign.label_scheme
     return [(kind, kind.capitalize()) for kind in kinds if kind == "relevance" or scheme.values(kind)]
 
@@ -45,31 +45,57 @@ def _rule_choices(campaign: Campaign) -> list[tuple[str, str]]:
     return rules + [(f"assessor:{name}", f"Only {name}") for name in exports.assessors_of(campaign)]
 
 
-class LeaderboardForm(forms.Form):
-    measure = forms.RegexField(regex=r"(?i)^ndcg@[1-9][0-9]{0,3}$", initial="nDCG@5", max_length=10)
-    kind = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+TREC_EVAL_CHOICES = [(10, "trec_eval 10 (scores as doubles)"), (9, "trec_eval 9, pytrec_eval (as floats)")]
+CI_CHOICES = [("", "None"), ("0.95", "95%"), ("0.9", "90%"), ("0.99", "99%")]
+TEST_CHOICES = [("", "No grouping"), ("t", "Paired t-test"), ("permutation", "Randomisation test")]
+
+
+class EvaluationForm(forms.Form):
+    """What to score and how: the options every results page shares."""
+
+    measure = forms.CharField(initial="nDCG@5", max_length=16)
     order = forms.ChoiceField(choices=ORDER_CHOICES, initial="score")
+    trec_eval = forms.TypedChoiceField(choices=TREC_EVAL_CHOICES, coerce=int, initial=10, label="Scores")
     phase = forms.ChoiceField(choices=PHASE_CHOICES, initial="main")
     rule = forms.ChoiceField(initial="majority")
-    best = forms.BooleanField(required=False, label="Best run per team")
-    sort = forms.CharField(required=False)
-    dir = forms.ChoiceField(choices=[("desc", "desc"), ("asc", "asc")], required=False)
+    defaults = ("measure", "order", "trec_eval", "phase", "rule")
 
-    def __init__(self, data, *, campaign: Campaign):
-        kinds = _kind_choices(campaign, evaluation.EVALUATED_KINDS)
+    def __init__(self, data, *, campaign: Campaign, initial: dict | None = None):
         if data is not None:
             # Only the fields a link sets are given; the rest keep their defaults.
             data = data.copy()
-            for name in ("measure", "order", "phase", "rule"):
+            for name in self.defaults:
                 data.setdefault(name, self.base_fields[name].initial)
-            if "kind" not in data:
-                data.setlist("kind", [value for value, _ in kinds])
-        super().__init__(data, initial={"kind": [value for value, _ in kinds]})
-        self.fields["kind"].choices = kinds
+        super().__init__(data, initial=initial)
         self.fields["rule"].choices = _rule_choices(campaign)
 
+    def clean_measure(self) -> str:
+        try:
+            return str(evaluation.parse_measure(self.cleaned_data["measure"]))
+        except evaluation.EvaluationError as exc:
+            raise forms.ValidationError(str(exc)) from None
 
-def _evaluate(request: HttpRequest, campaign: Campaign):
+
+class LeaderboardForm(EvaluationForm):
+    kind = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    ci = forms.TypedChoiceField(choices=CI_CHOICES, coerce=float, empty_value=None, required=False, initial="0.95",
+                                label="Intervals")
+    test = forms.ChoiceField(choices=TEST_CHOICES, required=False, initial="t", label="Group with the best")
+    best = forms.BooleanField(required=False, label="Best run per team")
+    sort = forms.CharField(required=False)
+    dir = forms.ChoiceField(choices=[("desc", "desc"), ("asc", "asc")], required=False)
+    defaults = (*EvaluationForm.defaults, "ci", "test")
+
+    def __init__(self, data, *, campaign: Campaign):
+        kinds = kind_choices(campaign, evaluation.EVALUATED_KINDS)
+        if data is not None and "kind" not in data:
+            data = data.copy()
+            data.setlist("kind", [value for value, _ in kinds])
+        super().__init__(data, campaign=campaign, initial={"kind": [value for value, _ in kinds]})
+        self.fields["kind"].choices = kinds
+
+
+def _evaluate(request: HttpRequest, campaign: Campaign, *, statistics: bool = True):
     form = LeaderboardForm(request.GET, campaign=campaign)
     if not form.is_valid():
         return form, None, form.errors.as_text()
@@ -77,18 +103,32 @@ def _evaluate(request: HttpRequest, campaign: Campaign):
     try:
         board = evaluation.evaluate_runs(
             campaign=campaign, measure=options["measure"], kinds=tuple(options["kind"]), order=options["order"],
-            phase=options["phase"], rule=options["rule"],
+            trec_eval=options["trec_eval"], phase=options["phase"], rule=options["rule"],
+            ci=options["ci"] if statistics else None, test=(options["test"] or None) if statistics else None,
         )
     except exports.ExportError as exc:
         return form, None, str(exc)
     return form, board, ""
 
 
+def _ci_bar(low: float, high: float, mean: float) -> dict:
+    """Where an interval's bar and mean tick sit on a 0–1 scale (every measure here lies in it), in percent."""
+    def percent(value: float) -> float:
+        return round(100 * min(1.0, max(0.0, value)), 1)
+
+    return {"left": percent(low), "width": max(0.5, percent(high) - percent(low)), "mean": percent(mean),
+            "text": f"[{low:.4f}, {high:.4f}]"}
+
+
 def _table(board: evaluation.Leaderboard, results: list, sort: str, descending: bool) -> tuple[list[dict], list[list[dict]]]:
     """Header cells (what each sorts by, the direction a click asks for next) and the body's cells."""
+    level = board.statistics.ci_level
     columns = [("team", "Team", False), ("run", "Run", False)]
     for kind in board.kinds:
-        columns += [(kind, f"{kind.capitalize()} {board.measure}", True), (f"{kind}_judged", f"judged@{board.k}", True)]
+        columns.append((kind, f"{kind.capitalize()} {board.measure}", True))
+        if level:
+            columns.append(("", f"{level:.0%} interval", False))
+        columns.append((f"{kind}_judged", f"judged@{board.judged_depth}", True))
     if board.has_stance:
         columns += [("accuracy", "Stance accuracy", True), ("macro_f1", "Stance macro-F1", True)]
     header = []
@@ -104,7 +144,14 @@ def _table(board: evaluation.Leaderboard, results: list, sort: str, descending: 
         cells = [{"text": result.team or "—"}, {"text": result.tag, "mono": True}]
         for kind in board.kinds:
             scores = result.scores[kind]
-            cells.append({"text": f"{scores.mean:.4f}", "numeric": True, "title": f"{len(scores.per_topic)} topics"})
+            note = result.other_version.get(kind)
+            cells.append({
+                "text": f"{scores.mean:.4f}", "numeric": True, "title": note.reason if note else f"{len(scores.per_topic)} topics",
+                "version_note": bool(note), "top_group": result.run_id in board.top_group.get(kind, ()),
+            })
+            if level:
+                interval = result.ci.get(kind)
+                cells.append({"bar": _ci_bar(interval[0], interval[1], scores.mean) if interval else None, "text": "" if interval else "–"})
             # Below 1 the pool has holes: unjudged documents in this run's top k count as non-relevant.
             cells.append({"text": f"{scores.judged_at_k:.3f}", "numeric": True, "warn": scores.judged_at_k < 1})
         if board.has_stance:
@@ -134,6 +181,10 @@ def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
             kept = {result.run_id for result in board.best_per_team()}
             results = [result for result in results if result.run_id in kept]
         context["columns"], context["rows"] = _table(board, results, sort, descending)
+        context["notes"] = [
+            {"run": result.tag, "kind": kind, "reason": note.reason}
+            for result in results for kind, note in result.other_version.items()
+        ]
     template = "assessments/results_table.html" if request.htmx else "assessments/results.html"
     return render(request, template, context, status=400 if error and not request.htmx else 200)
 
@@ -141,11 +192,13 @@ def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def leaderboard_csv(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
-    _, board, error = _evaluate(request, campaign)
+    _, board, error = _evaluate(request, campaign, statistics=False)
     if error:
         return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-{board.measure}-{board.order}-per-topic.csv"'
+    response["Content-Disposition"] = (
+        f'attachment; filename="{campaign.slug}-{board.measure}-{board.order}-trec_eval{board.trec_eval}-per-topic.csv"'
+    )
     board.write_per_topic_csv(response)
     return response
 
@@ -157,7 +210,7 @@ class ExportForm(forms.Form):
 
     def __init__(self, *args, campaign: Campaign, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["kind"].choices = _kind_choices(campaign, exports.KINDS)
+        self.fields["kind"].choices = kind_choices(campaign, exports.KINDS)
         self.fields["rule"].choices = _rule_choices(campaign)
 
 
@@ -169,7 +222,7 @@ class ImportForm(forms.Form):
 
     def __init__(self, *args, campaign: Campaign, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["kind"].choices = _kind_choices(campaign, qrels_import.KINDS)
+        self.fields["kind"].choices = kind_choices(campaign, qrels_import.KINDS)
 
 
 def _qrels_page(request: HttpRequest, campaign: Campaign, *, import_form: ImportForm | None = None, status: int = 200):

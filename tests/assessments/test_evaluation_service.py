@@ -217,7 +217,7 @@ def test_the_command_prints_json_with_one_object_per_run_and_measure(spam_campai
     call_command("evaluate_runs", "t20", "--format", "json", "--kind", "relevance", "--kind", "quality", stdout=out)
     rows = json.loads(out.getvalue())
     assert len(rows) == 4
-    assert all(set(row) == {"run", "team", "kind", "measure", "mean", "judged_at_k", "per_topic"} for row in rows)
+    assert all(set(row) == {"run", "team", "kind", "measure", "trec_eval", "mean", "judged_at_k", "per_topic"} for row in rows)
     assert {(row["run"], row["team"], row["kind"], row["measure"]) for row in rows} == {
         (tag, f"team-{tag}", kind, "nDCG@5") for tag in RUNS for kind in ("relevance", "quality")
     }
@@ -240,15 +240,15 @@ def test_the_command_prints_a_table_and_csv(spam_campaign):
     csv_out = io.StringIO()
     call_command("evaluate_runs", "t20", "--format", "csv", "--order", "rank", stdout=csv_out)
     rows = csv_out.getvalue().splitlines()
-    assert rows[0] == "run,team,kind,measure,order,topic,value,judged_at_k"
-    assert "tied,team-tied,relevance,nDCG@5,rank,1," in "\n".join(rows)
-    assert rows.index(next(r for r in rows if r.startswith("tied,team-tied,relevance,nDCG@5,rank,all,"))) == (
-        rows.index(next(r for r in rows if r.startswith("tied,team-tied,relevance,nDCG@5,rank,3,"))) + 1
+    assert rows[0] == "run,team,kind,measure,order,trec_eval,topic,value,judged@5"
+    assert "tied,team-tied,relevance,nDCG@5,rank,10,1," in "\n".join(rows)
+    assert rows.index(next(r for r in rows if r.startswith("tied,team-tied,relevance,nDCG@5,rank,10,all,"))) == (
+        rows.index(next(r for r in rows if r.startswith("tied,team-tied,relevance,nDCG@5,rank,10,3,"))) + 1
     )
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    (["--measure", "MAP"], "unknown measure 'MAP'"),
+    (["--measure", "ERR@5"], "unknown measure 'ERR@5'"),
     (["--rule", "assessor:nobody"], "no assessor named 'nobody'"),
 ])
 def test_the_command_refuses_what_it_cannot_compute(spam_campaign, options, message):
@@ -286,10 +286,10 @@ def test_the_per_topic_csv_download(client, organiser, spam_campaign):
     client.force_login(organiser)
     response = client.get("/campaigns/t20/results/per-topic.csv", {"order": "score"})
     assert response["Content-Type"] == "text/csv; charset=utf-8"
-    assert 'filename="t20-nDCG@5-score-per-topic.csv"' in response["Content-Disposition"]
+    assert 'filename="t20-nDCG@5-score-trec_eval10-per-topic.csv"' in response["Content-Disposition"]
     rows = response.content.decode().splitlines()
     expected = trec_eval_ndcg(QRELS, RUNS)
-    assert f"tied,team-tied,relevance,nDCG@5,score,2,{expected['tied']['2']:.4f}," in rows
+    assert f"tied,team-tied,relevance,nDCG@5,score,10,2,{expected['tied']['2']:.4f}," in rows
 
 
 def test_the_results_api_returns_the_json_of_the_command(organiser, spam_campaign):
@@ -300,7 +300,7 @@ def test_the_results_api_returns_the_json_of_the_command(organiser, spam_campaig
     out = io.StringIO()
     call_command("evaluate_runs", "t20", "--format", "json", "--kind", "relevance", "--kind", "quality", "--order", "rank", stdout=out)
     assert response.json() == json.loads(out.getvalue())
-    assert api.get("/api/campaigns/t20/results/", {"measure": "P@5"}).status_code == 400
+    assert api.get("/api/campaigns/t20/results/", {"measure": "ERR@5"}).status_code == 400
 
 
 @pytest.mark.parametrize(("who", "page", "api"), [("alice", 404, 403), ("mallory", 404, 403), ("olivia", 200, 200)])

@@ -17,12 +17,11 @@ from sklearn.metrics import accuracy_score, f1_score
 
 from assessments.metrics.evaluation import (
     evaluate_run,
-    judged_at_k,
-    ndcg_at_k,
     order_positions,
     order_run,
     stance_scores,
 )
+from assessments.metrics.measures import judged_at_k, ndcg_at_k
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STANCES = ("FIRST", "SECOND", "NEUTRAL", "NO")
@@ -227,7 +226,7 @@ def test_a_run_sharing_no_topic_with_the_qrels_scores_zero():
 
 
 def test_per_topic_is_keyed_by_topic_text_whatever_the_key_type():
-    evaluation = evaluate_run({51: [("a", 1, 1.0)]}, {51: {"a": 2}}, k=10)
+    evaluation = evaluate_run({51: [("a", 1, 1.0)]}, {51: {"a": 2}}, measure="nDCG@10")
     assert (evaluation.measure, evaluation.per_topic) == ("ndcg_cut_10", {"51": 1.0})
 
 
@@ -267,7 +266,7 @@ def test_ndcg_matches_pytrec_eval_on_random_runs(seed):
     by_rank = pytrec_ndcg(qrels, {t: {d: -r for d, r, _ in es} for t, es in run.items()}, cutoffs)
     for order, expected in (("score", by_score), ("rank", by_rank)):
         for k in cutoffs:
-            evaluation = evaluate_run(run, qrels, k=k, order=order)
+            evaluation = evaluate_run(run, qrels, measure=f"nDCG@{k}", order=order)
             assert evaluation.per_topic.keys() == expected.keys()
             for topic, value in evaluation.per_topic.items():
                 assert value == pytest.approx(expected[topic][f"ndcg_cut_{k}"], abs=1e-9), (order, k, topic)
@@ -281,7 +280,7 @@ def test_ndcg_matches_pytrec_eval_on_random_runs(seed):
 def test_it_reproduces_trec_eval_on_real_touche_runs(touche_data, n, expected_mean):
     reference = read_reference(touche_data, n)
     qrels = read_qrels(touche_data / "2020-task1" / "qrels-relevance.txt")
-    evaluation = evaluate_run(shanks_run(touche_data, n), qrels, k=5)
+    evaluation = evaluate_run(shanks_run(touche_data, n), qrels, measure="nDCG@5")
 
     assert reference["runid"]["all"] == f"shanks-run-{n}"
     expected = reference["ndcg_cut_5"]
@@ -289,7 +288,7 @@ def test_it_reproduces_trec_eval_on_real_touche_runs(touche_data, n, expected_me
     assert {qid: f"{value:.4f}" for qid, value in evaluation.per_topic.items()} == per_topic
     # Every qrels topic is in these runs, so trec_eval's default and -c agree here (num_q = 49 either way).
     assert len(evaluation.per_topic) == int(reference["num_q"]["all"]) == 49
-    assert evaluate_run(shanks_run(touche_data, n), qrels, k=5, complete=True).per_topic == evaluation.per_topic
+    assert evaluate_run(shanks_run(touche_data, n), qrels, measure="nDCG@5", complete=True).per_topic == evaluation.per_topic
     assert f"{evaluation.mean:.4f}" == expected["all"] == expected_mean
 
 
@@ -303,8 +302,8 @@ def undo_thousands_separator(printed: str) -> float:
 def test_run4_reference_is_a_mislabelled_copy_of_run3(touche_data):
     reference = read_reference(touche_data, 4)
     qrels = read_qrels(touche_data / "2020-task1" / "qrels-relevance.txt")
-    run3 = evaluate_run(shanks_run(touche_data, 3), qrels, k=5)
-    run4 = evaluate_run(shanks_run(touche_data, 4), qrels, k=5)
+    run3 = evaluate_run(shanks_run(touche_data, 3), qrels, measure="nDCG@5")
+    run4 = evaluate_run(shanks_run(touche_data, 4), qrels, measure="nDCG@5")
 
     assert reference["runid"]["all"] == "shanks-run-3"
     printed = {qid: undo_thousands_separator(value) for qid, value in reference["ndcg_cut_5"].items()}
@@ -323,7 +322,7 @@ def test_it_matches_pytrec_eval_on_real_touche_runs_in_both_orders(touche_data, 
     by_rank = pytrec_ndcg(qrels, {t: {d: -r for d, r, _ in es} for t, es in run.items()}, (5, 10))
     for order, expected in (("score", by_score), ("rank", by_rank)):
         for k in (5, 10):
-            evaluation = evaluate_run(run, qrels, k=k, order=order)
+            evaluation = evaluate_run(run, qrels, measure=f"nDCG@{k}", order=order)
             assert evaluation.per_topic.keys() == expected.keys()
             for topic, value in evaluation.per_topic.items():
                 assert value == pytest.approx(expected[topic][f"ndcg_cut_{k}"], abs=1e-9), (order, k, topic)

@@ -6,36 +6,60 @@ import json
 from django.core.management.base import BaseCommand
 
 from assessments.management.progress import campaign_or_fail, fail
+from assessments.metrics.measures import MEASURE_HELP
 from assessments.services import evaluation, exports
 
 
-class Command(BaseCommand):
-    help = (
-        "Score each run by nDCG@k (trec_eval's ndcg_cut) against the judgments as they are now, with judged@k "
-        "(the share of the top k that is judged: below 1, the pool has holes) and, for runs with a stance column, "
-        "stance accuracy and macro-F1."
-    )
-
-    def add_arguments(self, parser) -> None:
-        parser.add_argument("slug", help="the campaign's slug")
-        parser.add_argument("--measure", default="nDCG@5", help="nDCG@k (default nDCG@5)")
+def add_evaluation_options(parser, *, several_kinds: bool) -> None:
+    """The options every evaluating command shares: what to score, in which order, against whose labels."""
+    parser.add_argument("slug", help="the campaign's slug")
+    parser.add_argument("--measure", default="nDCG@5", help=f"{MEASURE_HELP} (default nDCG@5)")
+    if several_kinds:
         parser.add_argument(
             "--kind", action="append", choices=evaluation.EVALUATED_KINDS,
             help="labels to score against; repeat for both (default relevance)",
         )
-        parser.add_argument(
-            "--order", choices=evaluation.ORDERS, default="score",
-            help="score: trec_eval's order (score desc, ties by doc id desc; default); rank: the run's rank column",
-        )
-        parser.add_argument("--phase", choices=list(exports.PHASES), default="main", help="whose judgments (default main)")
-        parser.add_argument("--rule", default="majority", help="majority, max, mean or assessor:NAME (as export_qrels)")
+    else:
+        parser.add_argument("--kind", choices=evaluation.EVALUATED_KINDS, default="relevance",
+                            help="labels to score against (default relevance)")
+    parser.add_argument(
+        "--order", choices=evaluation.ORDERS, default="score",
+        help="score: trec_eval's order (score desc, ties by doc id desc; default); rank: the run's rank column",
+    )
+    parser.add_argument(
+        "--trec-eval", type=int, choices=(10, 9), default=10, dest="trec_eval",
+        help="10: scores compared as doubles (trec_eval 10, default); 9: as single-precision floats, as trec_eval "
+             "9.0.x, pytrec_eval and ir_measures do, so near-equal scores tie and the document id decides",
+    )
+    parser.add_argument("--phase", choices=list(exports.PHASES), default="main", help="whose judgments (default main)")
+    parser.add_argument("--rule", default="majority", help="majority, max, mean or assessor:NAME (as export_qrels)")
+
+
+class Command(BaseCommand):
+    help = (
+        "Score each run by a trec_eval measure (nDCG@k by default) against the judgments as they are now, with "
+        "judged@k (the share of the top k that is judged: below 1, the pool has holes) and, for runs with a stance "
+        "column, stance accuracy and macro-F1; optionally bootstrap confidence intervals and the group of runs not "
+        "significantly different from the best."
+    )
+
+    def add_arguments(self, parser) -> None:
+        add_evaluation_options(parser, several_kinds=True)
+        parser.add_argument("--ci", type=float, metavar="LEVEL",
+                            help="add a percentile-bootstrap interval at this level (0.95: 10,000 resamples over topics)")
+        parser.add_argument("--test", choices=evaluation.TESTS,
+                            help="mark the runs no paired test (Holm over all pairs, α 0.05) tells from the best")
+        parser.add_argument("--seed", type=int, default=evaluation.significance.DEFAULT_SEED,
+                            help="seed of the bootstrap and permutation draws (recorded in the output)")
         parser.add_argument("--format", choices=("table", "csv", "json"), default="table", help="csv: per-topic scores")
 
-    def handle(self, *args, slug: str, measure: str, kind, order: str, phase: str, rule: str, format: str, **options):
+    def handle(self, *args, slug: str, kind, format: str, **options):
         campaign = campaign_or_fail(self, slug)
         try:
             board = evaluation.evaluate_runs(
-                campaign=campaign, measure=measure, kinds=tuple(kind or ("relevance",)), order=order, phase=phase, rule=rule
+                campaign=campaign, kinds=tuple(kind or ("relevance",)), measure=options["measure"], order=options["order"],
+                trec_eval=options["trec_eval"], phase=options["phase"], rule=options["rule"], ci=options["ci"],
+                test=options["test"], seed=options["seed"],
             )
         except exports.ExportError as exc:
             fail(self, exc)
@@ -48,19 +72,31 @@ class Command(BaseCommand):
 
     def _print_table(self, board: evaluation.Leaderboard) -> None:
         out = self.stdout
+        statistics = board.statistics
         tag_width = max([len(r.tag) for r in board.results] + [3])
         team_width = max([len(r.team) for r in board.results] + [4])
         header = f"{'team':<{team_width}}  {'run':<{tag_width}}"
         for kind in board.kinds:
-            header += f"  {kind + ' ' + board.measure:>20}  {'judged@' + str(board.k):>9}"
+            header += f"  {kind + ' ' + board.measure:>20}"
+            if statistics.ci_level:
+                header += f"  {f'{statistics.ci_level:.0%} interval':>17}"
+            header += f"  {'judged@' + str(board.judged_depth):>9}"
         if board.has_stance:
             header += f"  {'stance acc':>10}  {'macro-F1':>8}"
         out.write(header)
+        notes = []
         for result in board.results:
             line = f"{result.team:<{team_width}}  {result.tag:<{tag_width}}"
             for kind in board.kinds:
                 scores = result.scores[kind]
-                line += f"  {scores.mean:>20.4f}  {scores.judged_at_k:>9.4f}"
+                marks = ("*" if kind in result.other_version else "") + ("=" if result.run_id in board.top_group.get(kind, ()) else "")
+                line += f"  {marks:>2}{scores.mean:>18.4f}"
+                if statistics.ci_level:
+                    low, high = result.ci.get(kind, (float("nan"), float("nan")))
+                    line += f"  [{low:.4f}, {high:.4f}]"
+                line += f"  {scores.judged_at_k:>9.4f}"
+                if kind in result.other_version:
+                    notes.append(f"* {result.tag} ({kind}): {result.other_version[kind].reason}")
             if board.has_stance:
                 stance = result.stance
                 line += "".join(
@@ -70,6 +106,13 @@ class Command(BaseCommand):
             out.write(line)
         topics = ", ".join(f"{kind} {n}" for kind, n in board.topics.items())
         out.write(
-            f"{len(board.results)} runs; topics with labels: {topics}; order {board.order}; "
+            f"{len(board.results)} runs; topics with labels: {topics}; order {board.order}, trec_eval {board.trec_eval}; "
             f"{board.phase} judgments, rule {board.rule}"
         )
+        if statistics.ci_level:
+            out.write(f"intervals: percentile bootstrap over topics, {statistics.resamples:,} resamples, seed {statistics.seed}")
+        if statistics.test:
+            out.write(f"= not significantly different from the best run ({statistics.test} test, Holm over all pairs, "
+                      f"α {statistics.alpha}, seed {statistics.seed})")
+        for note in notes:
+            out.write(note)

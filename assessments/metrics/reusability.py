@@ -1,0 +1,123 @@
+"""Can the pool fairly judge a run that did not contribute to it? Leave-one-team-out, as in Zobel (SIGIR 1998)
+and Voorhees (TREC overviews), and Kendall's τ between the system rankings.
+
+Pure Python and numpy, no Django import. For each team, every judged document that only that team's runs
+brought into the pool is removed from the qrels, and the team's runs are scored again: a run that loses much
+was rewarded for documents no other run found, and a run from outside the pool would not have been. Kendall's τ
+compares the ranking of all runs by their full scores with their ranking by these reduced scores (each run
+scored without its own team's unique documents); TREC's rule of thumb calls a τ of 0.9 or more an equivalent
+ranking (Voorhees 2000).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .evaluation import evaluate_rankings
+from .measures import Measure, parse_measure
+
+
+def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Kendall's τ-b of two score lists (SciPy's ``kendalltau`` default), None when either is constant or there
+    are fewer than two items.
+
+    τ-b = (concordant − discordant) / sqrt((pairs − pairs tied in x) · (pairs − pairs tied in y)).
+    """
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if len(a) != len(b):
+        raise ValueError("both rankings must score the same runs")
+    upper = np.triu_indices(len(a), k=1)
+    da = np.sign(a[:, None] - a[None, :])[upper]
+    db = np.sign(b[:, None] - b[None, :])[upper]
+    untied_a, untied_b = np.count_nonzero(da), np.count_nonzero(db)
+    if not untied_a or not untied_b:
+        return None
+    return float(np.sum(da * db) / np.sqrt(untied_a * untied_b))
+
+
+def competition_ranks(scores: Sequence[float]) -> list[int]:
+    """1-based ranks, best (highest) first; equal scores share the better rank ("1224")."""
+    return [1 + sum(other > score for other in scores) for score in scores]
+
+
+@dataclass(frozen=True)
+class RunReusability:
+    run: str
+    team: str
+    pooled: bool  # the pool holds a document because of this run
+    full: float
+    reduced: float
+    delta: float  # reduced − full
+    rank_full: int
+    rank_reduced: int
+    judged_full: float  # judged@k against all judgments
+    judged_reduced: float  # judged@k without the team's unique documents
+
+
+@dataclass(frozen=True)
+class ReusabilityReport:
+    measure: str
+    judged_depth: int
+    runs: list[RunReusability]  # in full-score order
+    kendall_tau: float | None
+    unique: dict[str, int]  # team -> judged documents that only its runs brought into the pool
+
+
+def leave_one_team_out(
+    rankings: Mapping[str, Mapping[Hashable, Sequence[str]]],
+    teams: Mapping[str, str],
+    qrels: Mapping[Hashable, Mapping[str, int]],
+    contributors: Mapping[tuple[Hashable, str], frozenset[str]],
+    *,
+    measure: str | Measure = "nDCG@5",
+) -> ReusabilityReport:
+    """The report for runs ``rankings`` (run -> topic -> document ids best first, deep enough for the measure),
+    each of team ``teams[run]``, against ``qrels``, with ``contributors`` mapping a pooled (topic, document) to
+    the teams whose runs put it there. Judged documents missing from ``contributors`` (judged without being
+    pooled, or imported) are kept for every team. A run is "pooled" when its team contributed to the pool; a
+    run outside the pool loses nothing, and its judged@k shows how well the pool covers it.
+    """
+    measure = parse_measure(measure)
+    unique: dict[str, list[tuple[Hashable, str]]] = {team: [] for team in set(teams.values())}
+    for (topic, doc), sources in contributors.items():
+        if len(sources) == 1 and doc in qrels.get(topic, {}):
+            (team,) = sources
+            unique.setdefault(team, []).append((topic, doc))
+    contributing = {team for sources in contributors.values() for team in sources}
+
+    full, reduced = {}, {}
+    for run, by_topic in rankings.items():
+        full[run] = evaluate_rankings(by_topic, qrels, measure=measure)
+        removed = unique.get(teams[run], [])
+        reduced[run] = evaluate_rankings(by_topic, _without(qrels, removed), measure=measure) if removed else full[run]
+    runs = sorted(rankings, key=lambda run: (-full[run].mean, run))
+    full_scores = [full[run].mean for run in runs]
+    reduced_scores = [reduced[run].mean for run in runs]
+    rows = [
+        RunReusability(
+            run=run, team=teams[run], pooled=teams[run] in contributing,
+            full=full[run].mean, reduced=reduced[run].mean, delta=reduced[run].mean - full[run].mean,
+            rank_full=rank_full, rank_reduced=rank_reduced,
+            judged_full=full[run].judged_at_k, judged_reduced=reduced[run].judged_at_k,
+        )
+        for run, rank_full, rank_reduced in zip(runs, competition_ranks(full_scores), competition_ranks(reduced_scores))
+    ]
+    return ReusabilityReport(
+        measure=str(measure), judged_depth=measure.judged_depth, runs=rows,
+        kendall_tau=kendall_tau(full_scores, reduced_scores),
+        unique={team: len(docs) for team, docs in sorted(unique.items())},
+    )
+
+
+def _without(qrels: Mapping[Hashable, Mapping[str, int]], removed: list[tuple[Hashable, str]]) -> dict:
+    """``qrels`` less the (topic, document) pairs in ``removed``; untouched topics are shared, not copied."""
+    by_topic: dict[Hashable, set[str]] = {}
+    for topic, doc in removed:
+        by_topic.setdefault(topic, set()).add(doc)
+    return {
+        topic: {doc: label for doc, label in labels.items() if doc not in by_topic[topic]} if topic in by_topic else labels
+        for topic, labels in qrels.items()
+    }

@@ -15,7 +15,8 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from assessments.models import Campaign
-from assessments.services import evaluation, imports, reusability
+from assessments.services import evaluation, reusability
+from assessments.services.imports.runs import import_runs
 from assessments.services.pooling import PoolSpec, build_pool
 from tests.assessments.test_evaluation_service import judge_all
 from tests.factories import CampaignFactory, TopicFactory, UserFactory
@@ -48,7 +49,7 @@ def near(tmp_path):
     for name, text in (("near.txt", NEAR_RUN), ("other.txt", OTHER_RUN)):
         (tmp_path / name).write_text(text)
         paths.append(tmp_path / name)
-    imports.import_runs(campaign=campaign, paths=paths, team="team")
+    import_runs(campaign=campaign, paths=paths, team="team")
     judge_all(campaign, UserFactory(username="anna"), QRELS)
     return campaign
 
@@ -94,7 +95,7 @@ def test_a_run_of_near_ties_longer_than_the_head_read_is_read_whole(tmp_path):
     TopicFactory(campaign=campaign, number="1")
     text = "".join(f"1 Q0 d{i:02d} {i} {1 + (60 - i) * 2**-40!r} long\n" for i in range(60))
     (tmp_path / "long.txt").write_text(text)
-    imports.import_runs(campaign=campaign, paths=[tmp_path / "long.txt"])
+    import_runs(campaign=campaign, paths=[tmp_path / "long.txt"])
     judge_all(campaign, UserFactory(username="anna"), {"1": {"d59": 1, "d58": 1, "d00": 1}})
     scored = {"1": {line.split()[2]: float(line.split()[4]) for line in text.splitlines()}}
     expected = pytrec_eval.RelevanceEvaluator({"1": {"d59": 1, "d58": 1, "d00": 1}}, {"P.5"}).evaluate(scored)["1"]["P_5"]
@@ -134,7 +135,7 @@ def ten_runs(tmp_path):
         path = tmp_path / f"run{r}.txt"
         path.write_text("\n".join(lines) + "\n")
         paths.append(path)
-    imports.import_runs(campaign=campaign, paths=paths, team="")
+    import_runs(campaign=campaign, paths=paths, team="")
     judge_all(campaign, UserFactory(username="anna"), {t.number: {"good": 2, "bad": 0, "other0": 1} for t in topics})
     return campaign
 
@@ -216,10 +217,10 @@ def pooled(tmp_path):
         path.write_text("".join(f"1 Q0 {doc} {i} {10 - i} {tag}\n" for i, doc in enumerate(docs, 1)))
         return path
 
-    imports.import_runs(campaign=campaign, paths=[write(t, d) for t, d in runs.items() if t.startswith("a")], team="A")
-    imports.import_runs(campaign=campaign, paths=[write("b1", runs["b1"])], team="B")
+    import_runs(campaign=campaign, paths=[write(t, d) for t, d in runs.items() if t.startswith("a")], team="A")
+    import_runs(campaign=campaign, paths=[write("b1", runs["b1"])], team="B")
     build_pool(campaign=campaign, spec=PoolSpec(depth=2))
-    imports.import_runs(campaign=campaign, paths=[write("c1", ["y", "x", "w"])], team="C")
+    import_runs(campaign=campaign, paths=[write("c1", ["y", "x", "w"])], team="C")
     # Pooled: x, n (A only), z (A and B), y (B only). Judged besides: w, never pooled.
     judge_all(campaign, UserFactory(username="anna"), {"1": {"x": 1, "n": 0, "z": 1, "y": 1, "w": 1}})
     return campaign

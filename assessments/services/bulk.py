@@ -1,16 +1,88 @@
-"""Bulk SQL: the text COPY reads, and the SQLite fallbacks where there is no COPY.
+"""Bulk SQL, in one place: what Touchstone writes by the hundred thousand rows, and how.
 
-COPY's text format is one line per row, fields separated by tabs, `\\N` for null, and backslash escapes for
-backslash, newline, carriage return and tab inside a field. Arrays are PostgreSQL array literals inside such a
-field, so they are escaped twice: once as array elements, once as the COPY field.
+On PostgreSQL the bulk paths use COPY: rows are formatted as COPY's text format (one line per row, fields
+separated by tabs, `\\N` for null, backslash escapes for backslash, newline, carriage return and tab; arrays are
+PostgreSQL array literals inside such a field, escaped twice), often into a temporary table first, then merged
+with one INSERT … SELECT. SQLite (the demo database) has no COPY, no arrays and no advisory locks, so each writer
+here has an ORM branch that stores the same rows in batches; `is_postgresql` is the one switch between them.
+
+Writers here do not decide what to store: the services (pooling, duplicates, imports, qrels) do, and call them
+inside their storing transaction, after `lock_campaign`.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from itertools import islice
+from typing import Any, BinaryIO
 
-COPY_NULL = "\\N"
-SQLITE_BATCH = 2000  # rows per bulk_create on SQLite (the demo database), which bounds a statement's parameters
+from django.db import connection
+
+from assessments.models import Campaign, Document, PoolEntry, PoolSource, Ranking
+
+_COPY_NULL = "\\N"
+_SQLITE_BATCH = 500  # rows or ids per statement on SQLite: below its limit on bound parameters
+# The spool's columns, in the order services.imports.documents writes them; `seq`, the record's place in the
+# import, is added by the temporary table.
+DOCUMENT_COLUMNS = ("doc_id", "title", "body", "is_html", "url", "metadata", "text_hash")
+_DOCUMENT_UPDATED = ("title", "body", "is_html", "url", "metadata", "has_text", "text_hash")
+
+_RankingRow = Any  # services.imports.runs' ranking: a NamedTuple with Ranking's fields but `run`
+
+_DOCUMENT = Document._meta.db_table
+_POOLENTRY = PoolEntry._meta.db_table
+_POOLSOURCE = PoolSource._meta.db_table
+
+
+def is_postgresql() -> bool:
+    """Whether the bulk paths may use COPY, arrays and advisory locks (else: SQLite, the demo database)."""
+    return connection.vendor == "postgresql"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Locks
+
+
+def lock_campaign(campaign: Campaign) -> None:
+    """Serialise the writes that change a campaign's topics, documents, runs, pool or qrels (call inside the
+    storing transaction).
+
+    FOR NO KEY UPDATE, not FOR UPDATE: rows that merely reference the campaign (a new Job, a qrels snapshot)
+    take a KEY SHARE lock on it for their foreign key, and must not wait for a long import to commit.
+    """
+    Campaign.objects.select_for_update(no_key=True).filter(pk=campaign.pk).values_list("pk", flat=True).get()
+
+
+@contextmanager
+def session_lock(namespace: int, key: int) -> Iterator[bool]:
+    """Try to take the session-level advisory lock (namespace, key) and hold it for the block; yield whether it
+    was taken (False: another session holds it, and nothing is held). Unlike a transaction's locks it spans
+    several transactions, so work that commits in steps to report progress is still serialised. SQLite (the demo)
+    serialises writers itself: always True there, holding nothing."""
+    if not is_postgresql():
+        yield True
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [namespace, key])
+        taken = cursor.fetchone()[0]
+    if not taken:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [namespace, key])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# COPY text and temporary tables (PostgreSQL)
 
 
 def copy_escape(text: str) -> str:
@@ -34,13 +106,13 @@ def copy_unescape(field: str) -> str:
 _ARRAY_SPECIAL = re.compile(r'[{}"\\]')
 
 
-def numbers_literal(values: list[int] | list[float]) -> str:
+def _numbers_literal(values: list[int] | list[float]) -> str:
     """A PostgreSQL array literal of numbers: the list's repr (shortest round-trip floats) between braces, the
     fastest formatting Python has; PostgreSQL ignores the spaces after the commas."""
     return "{" + repr(values)[1:-1] + "}"
 
 
-def array_literal(values: list[str | None]) -> str:
+def _array_literal(values: list[str | None]) -> str:
     """A PostgreSQL array literal of text, as a COPY text field. Elements are quoted only when one of them needs it
     (rare in run files); tabs and newlines cannot occur, since split() made the fields."""
     if None not in values:
@@ -51,3 +123,345 @@ def array_literal(values: list[str | None]) -> str:
             return "{" + text + "}"
     quoted = ('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"' if value is not None else "NULL" for value in values)
     return ("{" + ",".join(quoted) + "}").replace("\\", "\\\\")  # COPY's own escape, over the array's
+
+
+def temporary_table(cursor, name: str, columns: str) -> None:
+    """Create the temporary table `name` (dropped at commit), replacing one a failed import left in the session."""
+    cursor.execute(f"DROP TABLE IF EXISTS {name}")
+    cursor.execute(f"CREATE TEMPORARY TABLE {name} ({columns}) ON COMMIT DROP")
+
+
+def _copy_rows(cursor, table: str, rows: Iterable[tuple]) -> None:
+    """COPY tuples into `table` (all its columns, in order), in chunks so a million rows never sit in one buffer."""
+    rows = iter(rows)
+    while chunk := list(islice(rows, 200_000)):
+        buffer = io.StringIO()
+        csv.writer(buffer).writerows(chunk)
+        buffer.seek(0)
+        cursor.copy_expert(f"COPY {table} FROM STDIN WITH (FORMAT csv)", buffer)
+
+
+def copy_text(cursor, table: str, columns: Sequence[str], text: BinaryIO) -> None:
+    """COPY a file of COPY text lines (as copy_escape makes them) into `columns` of `table`."""
+    cursor.copy_expert(f"COPY {table} ({', '.join(columns)}) FROM STDIN", text, 1 << 20)
+
+
+def insert_stubs(cursor, *, collection_id: int, table: str) -> int:
+    """Create a stub Document (has_text=False) for each `doc_id` of `table` the collection does not have, so the id
+    can be pooled, judged and listed until its text is imported; return how many were created.
+
+    Conflicts are left to the unique index rather than a NOT EXISTS: an anti-join against the table being filled can
+    be planned as a scan per row (quadratic) while its statistics still say it is empty.
+    """
+    cursor.execute(
+        f"""INSERT INTO {_DOCUMENT} (collection_id, doc_id, title, body, is_html, url, metadata, has_text, text_hash)
+            SELECT %s, doc_id, '', '', false, '', '{{}}', false, '' FROM (SELECT DISTINCT doc_id FROM {table}) p
+            ON CONFLICT (collection_id, doc_id) DO NOTHING""",
+        [collection_id],
+    )
+    return cursor.rowcount
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Pools
+
+
+def store_pool(*, collection_id: int, tag: str, new_rows: list[tuple], source_rows: Iterable[tuple]) -> int:
+    """Store a pool build: a stub for every document id the collection lacks, the new entries (topic id, doc id,
+    order) with strategy `tag`, and the sources (topic id, doc id, run id, rank position, score position) of new
+    and earlier entries. A source recorded before keeps its positions; one it lacks (the other order) is filled
+    in. Returns the number of stubs created.
+
+    New entries are inserted from a COPY-filled temporary table, and their ids come back with the insert. Their
+    sources cannot exist yet, so they are copied straight into the table by entry id (a depth-100 pool of 84 runs
+    has 420,000 of them); only sources of entries pooled before go through a temporary table and an upsert.
+    """
+    if is_postgresql():
+        return _store_pool_copied(collection_id, tag, new_rows, source_rows)
+    return _store_pool_orm(collection_id, tag, new_rows, source_rows)
+
+
+def _store_pool_copied(collection_id: int, tag: str, new_rows: list[tuple], source_rows: Iterable[tuple]) -> int:
+    """store_pool on PostgreSQL.
+
+    New entries are inserted from a COPY-filled temporary table, and their ids come back with the insert. Their
+    sources cannot exist yet, so they are copied straight into the table by entry id (a depth-100 pool of 84 runs
+    has 420,000 of them); only sources of entries pooled before go through a temporary table and an upsert.
+    """
+    with connection.cursor() as cursor:
+        temporary_table(cursor, "pool_new", "topic_id bigint, doc_id text, ord integer")
+        _copy_rows(cursor, "pool_new", new_rows)
+        stubs = insert_stubs(cursor, collection_id=collection_id, table="pool_new")
+        cursor.execute(
+            f"""INSERT INTO {_POOLENTRY} (topic_id, document_id, "order", duplicate_of_id, strategy, added_at)
+                SELECT n.topic_id, d.id, n.ord, NULL, %s, now()
+                FROM pool_new n JOIN {_DOCUMENT} d ON d.collection_id = %s AND d.doc_id = n.doc_id
+                RETURNING topic_id, "order", id""",
+            [tag, collection_id],
+        )
+        # A new entry is known by its topic and place in the queue, both unique among the new rows.
+        doc_at = {(topic_id, order): doc for topic_id, doc, order in new_rows}
+        added = {(topic_id, doc_at[topic_id, order]): entry_id for topic_id, order, entry_id in cursor.fetchall()}
+        earlier = []
+        cursor.copy_expert(
+            f"COPY {_POOLSOURCE} (entry_id, run_id, rank_position, score_position) FROM STDIN",
+            _SourceCopy(source_rows, added, earlier),
+            1 << 20,
+        )
+        if earlier:
+            temporary_table(cursor, "pool_plan", "topic_id bigint, doc_id text, run_id bigint, by_rank integer, by_score integer")
+            _copy_rows(cursor, "pool_plan", earlier)
+            # A position recorded before is kept; one the earlier builds did not read (the other order) is filled in.
+            cursor.execute(
+                f"""INSERT INTO {_POOLSOURCE} AS s (entry_id, run_id, rank_position, score_position)
+                    SELECT e.id, p.run_id, p.by_rank, p.by_score
+                    FROM pool_plan p
+                    JOIN {_DOCUMENT} d ON d.collection_id = %s AND d.doc_id = p.doc_id
+                    JOIN {_POOLENTRY} e ON e.topic_id = p.topic_id AND e.document_id = d.id
+                    ON CONFLICT (entry_id, run_id) DO UPDATE
+                       SET rank_position = COALESCE(s.rank_position, EXCLUDED.rank_position),
+                           score_position = COALESCE(s.score_position, EXCLUDED.score_position)
+                     WHERE (s.rank_position IS NULL AND EXCLUDED.rank_position IS NOT NULL)
+                        OR (s.score_position IS NULL AND EXCLUDED.score_position IS NOT NULL)""",
+                [collection_id],
+            )
+            cursor.execute("DROP TABLE pool_plan")
+        cursor.execute("DROP TABLE pool_new")
+    return stubs
+
+
+class _SourceCopy:
+    """The sources of new entries as COPY text (entry id, run id, positions), made as PostgreSQL reads them; the
+    sources of entries pooled before are set aside in `earlier`."""
+
+    def __init__(self, rows: Iterable[tuple], added: Mapping[tuple[int, str], int], earlier: list[tuple]) -> None:
+        self.rows, self.added, self.earlier = iter(rows), added, earlier
+
+    def read(self, size: int = -1) -> bytes:
+        lines: list[str] = []
+        while not lines:  # an empty answer would end the COPY
+            chunk = list(islice(self.rows, 20_000))
+            if not chunk:
+                return b""
+            for row in chunk:
+                topic_id, doc, run_id, by_rank, by_score = row
+                entry_id = self.added.get((topic_id, doc))
+                if entry_id is None:
+                    self.earlier.append(row)
+                else:
+                    lines.append(f"{entry_id}\t{run_id}\t{_COPY_NULL if by_rank is None else by_rank}\t{_COPY_NULL if by_score is None else by_score}\n")
+        return "".join(lines).encode()
+
+
+def _store_pool_orm(collection_id: int, tag: str, new_rows: list[tuple], source_rows: Iterable[tuple]) -> int:
+    """store_pool through the ORM, for SQLite."""
+    plan = list(source_rows)
+    stored = Document.objects.filter(collection_id=collection_id)
+    before = stored.count()
+    Document.objects.bulk_create(
+        [Document(collection_id=collection_id, doc_id=doc, has_text=False) for doc in dict.fromkeys(row[1] for row in plan)],
+        batch_size=_SQLITE_BATCH,
+        ignore_conflicts=True,
+    )
+    stubs = stored.count() - before
+    documents = _document_ids(collection_id, {row[1] for row in plan})
+    PoolEntry.objects.bulk_create(
+        [PoolEntry(topic_id=topic_id, document_id=documents[doc], order=order, strategy=tag) for topic_id, doc, order in new_rows],
+        batch_size=_SQLITE_BATCH,
+    )
+    rows = PoolEntry.objects.filter(topic_id__in={row[0] for row in plan}).values_list("topic_id", "document_id", "id")
+    entries = {(topic_id, document_id): pk for topic_id, document_id, pk in rows}
+    known = {(source.entry_id, source.run_id): source for source in PoolSource.objects.filter(entry__topic_id__in={row[0] for row in plan})}
+    added, filled = [], []
+    for topic_id, doc, run_id, by_rank, by_score in plan:
+        entry_id = entries[(topic_id, documents[doc])]
+        source = known.get((entry_id, run_id))
+        if source is None:
+            added.append(PoolSource(entry_id=entry_id, run_id=run_id, rank_position=by_rank, score_position=by_score))
+        elif (source.rank_position is None and by_rank) or (source.score_position is None and by_score):
+            source.rank_position = source.rank_position or by_rank
+            source.score_position = source.score_position or by_score
+            filled.append(source)
+    PoolSource.objects.bulk_create(added, batch_size=_SQLITE_BATCH)
+    PoolSource.objects.bulk_update(filled, ["rank_position", "score_position"], batch_size=_SQLITE_BATCH)
+    return stubs
+
+
+def _document_ids(collection_id: int, doc_ids: set[str]) -> dict[str, int]:
+    """doc id -> Document id, read in batches (SQLite bounds the parameters of one query)."""
+    wanted = sorted(doc_ids)
+    found: dict[str, int] = {}
+    for start in range(0, len(wanted), _SQLITE_BATCH):
+        rows = Document.objects.filter(collection_id=collection_id, doc_id__in=wanted[start : start + _SQLITE_BATCH])
+        found.update(rows.values_list("doc_id", "id"))
+    return found
+
+
+def set_duplicate_of(changes: list[tuple[int, int | None]]) -> None:
+    """Set `PoolEntry.duplicate_of` of each (entry id, canonical entry id or None): one UPDATE from arrays on
+    PostgreSQL, one per canonical on SQLite (no arrays there; the demo's groups are few)."""
+    if is_postgresql():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""UPDATE {_POOLENTRY} e SET duplicate_of_id = v.canonical
+                    FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, canonical) WHERE e.id = v.id""",
+                [[c[0] for c in changes], [c[1] for c in changes]],
+            )
+        return
+    by_canonical: dict[int | None, list[int]] = defaultdict(list)
+    for entry_id, canonical in changes:
+        by_canonical[canonical].append(entry_id)
+    for canonical, entry_ids in by_canonical.items():
+        for start in range(0, len(entry_ids), _SQLITE_BATCH):
+            PoolEntry.objects.filter(pk__in=entry_ids[start : start + _SQLITE_BATCH]).update(duplicate_of_id=canonical)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Documents
+
+
+def upsert_documents(spool: BinaryIO, *, collection_id: int, repeats: bool) -> tuple[int, int]:
+    """Insert the spooled documents (COPY text in DOCUMENT_COLUMNS' order) into the collection, or update those it
+    has whose text differs (stubs included); return (created, updated). `repeats` says an id may occur more than
+    once in the spool (re-rank files list a document once per query): then only its first line counts.
+
+    Call inside the storing transaction, with the spool positioned at its end.
+    """
+    if is_postgresql():
+        return _copy_documents(spool, collection_id=collection_id, repeats=repeats)
+    return _bulk_create_documents(spool, collection_id=collection_id)
+
+
+_DOCUMENT_ROWS = "touchstone_document_import"  # temporary
+
+
+def _copy_documents(spool: BinaryIO, *, collection_id: int, repeats: bool) -> tuple[int, int]:
+    table = Document._meta.db_table
+    columns = ", ".join(DOCUMENT_COLUMNS)
+    with connection.cursor() as cursor:
+        if not repeats and not Document.objects.filter(collection_id=collection_id).exists():
+            # A first import into an empty collection (a whole corpus): COPY straight into the table, which
+            # halves the storing time.
+            cursor.copy_expert(
+                f"COPY {table} (collection_id, has_text, {columns}) FROM STDIN",
+                _CopySegment(spool, 0, spool.tell(), f"{collection_id}\tt\t"), 1 << 20,
+            )
+            return cursor.rowcount, 0
+        temporary_table(
+            cursor, _DOCUMENT_ROWS,
+            "seq bigserial, doc_id text, title text, body text, is_html boolean, url text, metadata jsonb, text_hash text",
+        )
+        spool.seek(0)
+        copy_text(cursor, _DOCUMENT_ROWS, DOCUMENT_COLUMNS, spool)
+        if repeats:
+            # Each id's first record stays. (Left to ON CONFLICT, a later record would overwrite an earlier one
+            # whenever the earlier one changed nothing, as in a second import of the same file.)
+            cursor.execute("SET LOCAL work_mem = '256MB'")
+            cursor.execute(f"DELETE FROM {_DOCUMENT_ROWS} a USING {_DOCUMENT_ROWS} b WHERE a.doc_id = b.doc_id AND a.seq > b.seq")
+        changed = " OR ".join(f"d.{c} IS DISTINCT FROM EXCLUDED.{c}" for c in _DOCUMENT_UPDATED)
+        cursor.execute(
+            f"""WITH stored AS (
+                  INSERT INTO {table} AS d (collection_id, has_text, {columns})
+                  SELECT %s, true, {columns} FROM {_DOCUMENT_ROWS}
+                  ON CONFLICT (collection_id, doc_id) DO UPDATE
+                     SET {', '.join(f'{c} = EXCLUDED.{c}' for c in _DOCUMENT_UPDATED)}
+                   WHERE {changed}
+                  RETURNING (xmax = 0) AS inserted)
+                SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM stored""",
+            [collection_id],
+        )
+        created, updated = cursor.fetchone()
+        cursor.execute(f"DROP TABLE {_DOCUMENT_ROWS}")
+    return created, updated
+
+
+def _bulk_create_documents(spool: BinaryIO, *, collection_id: int) -> tuple[int, int]:
+    """upsert_documents on SQLite: the spool read back in batches, each compared with the stored rows."""
+    spool.seek(0)
+    rows = (map(copy_unescape, line.decode()[:-1].split("\t")) for line in spool)
+    seen: set[str] = set()
+    created = updated = 0
+    while batch := list(islice(rows, _SQLITE_BATCH)):
+        documents = {}
+        for doc_id, title, body, is_html, url, metadata, digest in batch:
+            if doc_id not in seen:
+                seen.add(doc_id)
+                documents[doc_id] = Document(
+                    collection_id=collection_id, doc_id=doc_id, title=title, body=body, is_html=is_html == "t",
+                    url=url, metadata=json.loads(metadata), has_text=True, text_hash=digest,
+                )
+        known = {d.doc_id: d for d in Document.objects.filter(collection_id=collection_id, doc_id__in=documents)}
+        # Like the PostgreSQL path, rewrite only what is new or different, and count it the same way.
+        changed = [
+            doc for doc_id, doc in documents.items()
+            if doc_id not in known or any(getattr(doc, f) != getattr(known[doc_id], f) for f in _DOCUMENT_UPDATED)
+        ]
+        Document.objects.bulk_create(changed, update_conflicts=True, unique_fields=["collection", "doc_id"], update_fields=_DOCUMENT_UPDATED)
+        created += len(documents) - len(known)
+        updated += len(changed) - (len(documents) - len(known))
+    return created, updated
+
+
+class _CopySegment:
+    """A read-only file over spool[start:end] that puts `prefix` (leading columns) in front of every line, for COPY.
+
+    Reads stop at line ends, so the prefix is added by one `bytes.replace` per megabyte instead of per line.
+    """
+
+    def __init__(self, spool: BinaryIO, start: int, end: int, prefix: str) -> None:
+        self.spool, self.position, self.end = spool, start, end
+        self.prefix = prefix.encode()
+
+    def read(self, size: int = -1) -> bytes:
+        if self.position >= self.end:
+            return b""
+        self.spool.seek(self.position)
+        limit = self.end - self.position
+        data = self.spool.read(min(size, limit) if size > 0 else limit)
+        if not data.endswith(b"\n"):
+            data += self.spool.readline()
+        self.position += len(data)
+        return self.prefix + data[:-1].replace(b"\n", b"\n" + self.prefix) + b"\n"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Runs
+
+
+def store_rankings(rankings: Iterable[tuple[int, _RankingRow]]) -> None:
+    """Store (run id, ranking) pairs as Ranking rows: COPY on PostgreSQL, batches on SQLite. The rankings are read
+    from the iterable as they are stored, so a whole campaign's runs never sit in memory."""
+    if is_postgresql():
+        with connection.cursor() as cursor:
+            cursor.copy_expert(f"COPY {Ranking._meta.db_table} ({_RANKING_COLUMNS}) FROM STDIN", _RankingCopy(rankings), 1 << 20)
+        return
+    rankings = iter(rankings)
+    while batch := list(islice(rankings, _RANKINGS_PER_INSERT)):
+        Ranking.objects.bulk_create([Ranking(run_id=run_id, **ranking._asdict()) for run_id, ranking in batch])
+
+
+_RANKING_COLUMNS = "run_id, topic_id, length, docs, ranks, scores, stances, by_rank"
+_RANKINGS_PER_INSERT = 20  # a ranking holds up to a thousand lines
+
+
+class _RankingCopy:
+    """Rankings as a file of COPY text lines, one per ranking, made while PostgreSQL reads them: the
+    formatting here and PostgreSQL's parsing of the arrays then run at the same time, on two cores."""
+
+    def __init__(self, rankings: Iterable[tuple[int, _RankingRow]]) -> None:
+        self.rankings = iter(rankings)
+
+    def read(self, size: int = -1) -> bytes:
+        lines = []
+        length = 0
+        for run_id, r in self.rankings:
+            stances = _COPY_NULL if r.stances is None else _array_literal(r.stances)
+            by_rank = _COPY_NULL if r.by_rank is None else _numbers_literal(r.by_rank)
+            lines.append(
+                f"{run_id}\t{r.topic_id}\t{r.length}\t{_array_literal(r.docs)}\t{_numbers_literal(r.ranks)}\t{_numbers_literal(r.scores)}"
+                f"\t{stances}\t{by_rank}\n"
+            )
+            length += len(lines[-1])
+            if 0 < size <= length:
+                break
+        return "".join(lines).encode()

@@ -53,13 +53,3 @@ def advance_phase(*, campaign: Campaign, to: str) -> Campaign:
     campaign.phase = to
     campaign.save(update_fields=["phase"])
     return campaign
-
-
-def lock_campaign(campaign: Campaign) -> None:
-    """Serialise the writes that change a campaign's topics, documents, runs, pool or qrels (call inside the
-    storing transaction).
-
-    FOR NO KEY UPDATE, not FOR UPDATE: rows that merely reference the campaign (a new Job, a qrels snapshot)
-    take a KEY SHARE lock on it for their foreign key, and must not wait for a long import to commit.
-    """
-    Campaign.objects.select_for_update(no_key=True).filter(pk=campaign.pk).values_list("pk", flat=True).get()

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q
 
 from assessments.collector import collector_paused
@@ -20,11 +20,9 @@ from assessments.metrics.duplicates import near_duplicate_groups
 from assessments.metrics.union_find import find, union
 from assessments.models import Campaign, Document, Judgment, PoolEntry
 from assessments.rendering import html_text
+from assessments.services import bulk
 from assessments.services.jobs import NoProgress, Progress
 from assessments.services.judging import copy_judgment
-
-_POOLENTRY = PoolEntry._meta.db_table
-_BATCH = 500  # entries per UPDATE on SQLite: below its limit on bound parameters
 
 
 @dataclass(frozen=True)
@@ -76,29 +74,10 @@ def group_duplicates(*, campaign: Campaign, progress: Progress | None = None) ->
     ]
     with transaction.atomic():
         if changes:
-            _set_canonicals(changes)
+            bulk.set_duplicate_of(changes)
         copied = _copy_labels_to_new_twins(campaign, [entry_id for entry_id, canonical in changes if canonical])
     twins = sum(1 for canonical in wanted.values() if canonical)
     return DuplicateSummary(groups=len(wanted) - twins, twins=twins, labels_copied=copied)
-
-
-def _set_canonicals(changes: list[tuple[int, int | None]]) -> None:
-    """Set `duplicate_of` of each (entry id, canonical id): one UPDATE from arrays on PostgreSQL, one per
-    canonical elsewhere (SQLite has no arrays; the demo's groups are few)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"""UPDATE {_POOLENTRY} e SET duplicate_of_id = v.canonical
-                    FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, canonical) WHERE e.id = v.id""",
-                [[c[0] for c in changes], [c[1] for c in changes]],
-            )
-        return
-    by_canonical: dict[int | None, list[int]] = defaultdict(list)
-    for entry_id, canonical in changes:
-        by_canonical[canonical].append(entry_id)
-    for canonical, entry_ids in by_canonical.items():
-        for start in range(0, len(entry_ids), _BATCH):
-            PoolEntry.objects.filter(pk__in=entry_ids[start : start + _BATCH]).update(duplicate_of_id=canonical)
 
 
 @dataclass(frozen=True)

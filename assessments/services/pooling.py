@@ -1,7 +1,7 @@
 """Building each topic's judgment pool from the runs.
 
-What to pool is decided by the pure module assessments.metrics.pooling; this module reads the rows it needs, writes PoolEntry and PoolSource in bulk (PostgreSQL COPY into a temporary table, then one
-INSERT … SELECT per table), and keeps the pool's rules:
+What to pool is decided by the pure module assessments.metrics.pooling; this module reads the rows it needs,
+has services.bulk write PoolEntry and PoolSource (COPY on PostgreSQL), and keeps the pool's rules:
 
 * A build only adds. An entry is never removed automatically, even when a later build with a smaller depth or
   fewer runs would not select it: it may already be assigned, judged or half-judged, and the judgments made on
@@ -20,16 +20,13 @@ by selectors.pool_preview, which reads runs and pools through the same functions
 
 from __future__ import annotations
 
-import csv
-import io
-import itertools
 import secrets
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
-from django.db import connection, transaction
+from django.db import transaction
 
 from accounts.models import User
 from assessments.collector import collector_paused
@@ -46,8 +43,7 @@ from assessments.models import (
     Topic,
 )
 from assessments.selectors.pools import missing_listed, missing_per_topic
-from assessments.services import jobs, rankings
-from assessments.services.campaigns import lock_campaign
+from assessments.services import bulk, jobs, rankings
 from assessments.services.duplicates import group_duplicates
 from assessments.services.jobs import NoProgress, Progress
 
@@ -275,20 +271,12 @@ class _Offset:
 
 @contextmanager
 def _build_lock(campaign: Campaign) -> Iterator[None]:
-    """A session-level advisory lock, held across the read, store and grouping steps of one build (a transaction
-    cannot be: progress is reported between them). SQLite (the demo) serialises writers itself: no lock there."""
-    if connection.vendor != "postgresql":
-        yield
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [_POOL_LOCK, campaign.pk])
-        if not cursor.fetchone()[0]:
+    """Held across the read, store and grouping steps of one build (a transaction cannot be: progress is reported
+    between them); a second build of the campaign fails at once instead of waiting."""
+    with bulk.session_lock(_POOL_LOCK, campaign.pk) as taken:
+        if not taken:
             raise PoolingError("another pool build for this campaign is running; try again when it has finished")
-    try:
         yield
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_POOL_LOCK, campaign.pk])
 
 
 def select_runs(campaign: Campaign, tags: Iterable[str]) -> dict[int, str]:
@@ -456,11 +444,8 @@ def _store(
         counts.append(TopicCount(topic.number, len(pool.docs), len(new_docs), len(pool.docs) + len(new_docs), 0, unjustified))
 
     source_rows = _source_rows(plan.selected, {tag: run_id for run_id, tag in runs.items()})
-    lock_campaign(campaign)
-    if connection.vendor == "postgresql":
-        stubs = _write_copied(campaign.collection_id, spec.tag, new_rows, source_rows)
-    else:
-        stubs = _write_orm(campaign.collection_id, spec.tag, new_rows, source_rows)
+    bulk.lock_campaign(campaign)
+    stubs = bulk.store_pool(collection_id=campaign.collection_id, tag=spec.tag, new_rows=new_rows, source_rows=source_rows)
     return counts, stubs
 
 
@@ -476,135 +461,6 @@ def _source_rows(selected: dict[int, pooling_metrics.Pool], run_ids: Mapping[str
                 yield topic_id, doc, run_ids[run], by_rank, by_score
 
 
-def _write_copied(collection_id: int, tag: str, new_rows: list[tuple], source_rows: Iterable[tuple]) -> int:
-    """Store stubs, entries and sources on PostgreSQL. Returns the number of stubs created.
-
-    New entries are inserted from a COPY-filled temporary table, and their ids come back with the insert. Their
-    sources cannot exist yet, so they are copied straight into the table by entry id (a depth-100 pool of 84 runs
-    has 420,000 of them); only sources of entries pooled before go through a temporary table and an upsert.
-    """
-    with connection.cursor() as cursor:
-        _copy_into_temp(cursor, "pool_new", "topic_id bigint, doc_id text, ord integer", new_rows)
-        # Stubs for ids the collection does not have, so the ids can be pooled, listed and judged later. Conflicts
-        # are left to the unique index rather than a NOT EXISTS: an anti-join against the table being filled can be
-        # planned as a scan per row (quadratic) while its statistics still say it is empty.
-        cursor.execute(
-            f"""INSERT INTO {_DOCUMENT} (collection_id, doc_id, title, body, is_html, url, metadata, has_text, text_hash)
-                SELECT %s, doc_id, '', '', false, '', '{{}}', false, '' FROM (SELECT DISTINCT doc_id FROM pool_new) p
-                ON CONFLICT (collection_id, doc_id) DO NOTHING""",
-            [collection_id],
-        )
-        stubs = cursor.rowcount
-        cursor.execute(
-            f"""INSERT INTO {_POOLENTRY} (topic_id, document_id, "order", duplicate_of_id, strategy, added_at)
-                SELECT n.topic_id, d.id, n.ord, NULL, %s, now()
-                FROM pool_new n JOIN {_DOCUMENT} d ON d.collection_id = %s AND d.doc_id = n.doc_id
-                RETURNING topic_id, "order", id""",
-            [tag, collection_id],
-        )
-        # A new entry is known by its topic and place in the queue, both unique among the new rows.
-        doc_at = {(topic_id, order): doc for topic_id, doc, order in new_rows}
-        added = {(topic_id, doc_at[topic_id, order]): entry_id for topic_id, order, entry_id in cursor.fetchall()}
-        earlier = []
-        cursor.copy_expert(
-            f"COPY {_POOLSOURCE} (entry_id, run_id, rank_position, score_position) FROM STDIN",
-            _SourceCopy(source_rows, added, earlier),
-            1 << 20,
-        )
-        if earlier:
-            _copy_into_temp(cursor, "pool_plan", "topic_id bigint, doc_id text, run_id bigint, by_rank integer, by_score integer", earlier)
-            # A position recorded before is kept; one the earlier builds did not read (the other order) is filled in.
-            cursor.execute(
-                f"""INSERT INTO {_POOLSOURCE} AS s (entry_id, run_id, rank_position, score_position)
-                    SELECT e.id, p.run_id, p.by_rank, p.by_score
-                    FROM pool_plan p
-                    JOIN {_DOCUMENT} d ON d.collection_id = %s AND d.doc_id = p.doc_id
-                    JOIN {_POOLENTRY} e ON e.topic_id = p.topic_id AND e.document_id = d.id
-                    ON CONFLICT (entry_id, run_id) DO UPDATE
-                       SET rank_position = COALESCE(s.rank_position, EXCLUDED.rank_position),
-                           score_position = COALESCE(s.score_position, EXCLUDED.score_position)
-                     WHERE (s.rank_position IS NULL AND EXCLUDED.rank_position IS NOT NULL)
-                        OR (s.score_position IS NULL AND EXCLUDED.score_position IS NOT NULL)""",
-                [collection_id],
-            )
-            cursor.execute("DROP TABLE pool_plan")
-        cursor.execute("DROP TABLE pool_new")
-    return stubs
-
-
-class _SourceCopy:
-    """The sources of new entries as COPY text (entry id, run id, positions), made as PostgreSQL reads them; the
-    sources of entries pooled before are set aside in `earlier`."""
-
-    def __init__(self, rows: Iterable[tuple], added: Mapping[tuple[int, str], int], earlier: list[tuple]) -> None:
-        self.rows, self.added, self.earlier = iter(rows), added, earlier
-
-    def read(self, size: int = -1) -> bytes:
-        lines: list[str] = []
-        while not lines:  # an empty answer would end the COPY
-            chunk = list(itertools.islice(self.rows, 20_000))
-            if not chunk:
-                return b""
-            for row in chunk:
-                topic_id, doc, run_id, by_rank, by_score = row
-                entry_id = self.added.get((topic_id, doc))
-                if entry_id is None:
-                    self.earlier.append(row)
-                else:
-                    lines.append(f"{entry_id}\t{run_id}\t{_NULL if by_rank is None else by_rank}\t{_NULL if by_score is None else by_score}\n")
-        return "".join(lines).encode()
-
-
-_NULL = "\\N"  # COPY's null
-
-
-def _write_orm(collection_id: int, tag: str, new_rows: list[tuple], source_rows: Iterable[tuple]) -> int:
-    """The same writes through the ORM, for SQLite (the demo), where there is no COPY. Returns the stubs created."""
-    plan = list(source_rows)
-    stored = Document.objects.filter(collection_id=collection_id)
-    before = stored.count()
-    Document.objects.bulk_create(
-        [Document(collection_id=collection_id, doc_id=doc, has_text=False) for doc in dict.fromkeys(row[1] for row in plan)],
-        batch_size=_BATCH,
-        ignore_conflicts=True,
-    )
-    stubs = stored.count() - before
-    documents = _document_ids(collection_id, {row[1] for row in plan})
-    PoolEntry.objects.bulk_create(
-        [PoolEntry(topic_id=topic_id, document_id=documents[doc], order=order, strategy=tag) for topic_id, doc, order in new_rows],
-        batch_size=_BATCH,
-    )
-    rows = PoolEntry.objects.filter(topic_id__in={row[0] for row in plan}).values_list("topic_id", "document_id", "id")
-    entries = {(topic_id, document_id): pk for topic_id, document_id, pk in rows}
-    known = {(source.entry_id, source.run_id): source for source in PoolSource.objects.filter(entry__topic_id__in={row[0] for row in plan})}
-    added, filled = [], []
-    for topic_id, doc, run_id, by_rank, by_score in plan:
-        entry_id = entries[(topic_id, documents[doc])]
-        source = known.get((entry_id, run_id))
-        if source is None:
-            added.append(PoolSource(entry_id=entry_id, run_id=run_id, rank_position=by_rank, score_position=by_score))
-        elif (source.rank_position is None and by_rank) or (source.score_position is None and by_score):
-            source.rank_position = source.rank_position or by_rank
-            source.score_position = source.score_position or by_score
-            filled.append(source)
-    PoolSource.objects.bulk_create(added, batch_size=_BATCH)
-    PoolSource.objects.bulk_update(filled, ["rank_position", "score_position"], batch_size=_BATCH)
-    return stubs
-
-
-_BATCH = 500  # rows per INSERT in the ORM paths: below SQLite's limit on bound parameters
-
-
-def _document_ids(collection_id: int, doc_ids: set[str]) -> dict[str, int]:
-    """doc id -> Document id, read in batches (SQLite bounds the parameters of one query)."""
-    wanted = sorted(doc_ids)
-    found: dict[str, int] = {}
-    for start in range(0, len(wanted), _BATCH):
-        rows = Document.objects.filter(collection_id=collection_id, doc_id__in=wanted[start : start + _BATCH])
-        found.update(rows.values_list("doc_id", "id"))
-    return found
-
-
 def _ensure_seeds(topics: list[Topic]) -> None:
     """Give each topic without one a presentation seed from the system's random source, once (before planning:
     the bandits break ties between runs with it)."""
@@ -616,15 +472,3 @@ def _ensure_seeds(topics: list[Topic]) -> None:
                 topic.pool_seed = seed
             else:
                 topic.refresh_from_db(fields=["pool_seed"])
-
-
-def _copy_into_temp(cursor, table: str, columns: str, rows: Iterable[tuple]) -> None:
-    """Create a temporary table and fill it with COPY, in chunks so a million rows never sit in one buffer."""
-    cursor.execute(f"DROP TABLE IF EXISTS {table}")
-    cursor.execute(f"CREATE TEMPORARY TABLE {table} ({columns}) ON COMMIT DROP")
-    rows = iter(rows)
-    while chunk := list(itertools.islice(rows, 200_000)):
-        buffer = io.StringIO()
-        csv.writer(buffer).writerows(chunk)
-        buffer.seek(0)
-        cursor.copy_expert(f"COPY {table} FROM STDIN WITH (FORMAT csv)", buffer)

@@ -33,9 +33,8 @@ from accounts.models import Role, User
 from assessments.formats.errors import FormatError
 from assessments.formats.qrels import parse_qrels
 from assessments.models import Campaign, Document, Job, Judgment, JudgmentEvent
-from assessments.services import jobs
+from assessments.services import bulk, jobs
 from assessments.services.bulk import copy_escape
-from assessments.services.campaigns import lock_campaign
 from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.imports.files import count_lines
 from assessments.services.imports.uploads import job_inputs, keep_upload, upload_folder
@@ -45,7 +44,7 @@ KINDS = ("relevance", "quality", "stance")
 PHASES = ("main", "training")
 PROGRESS_EVERY = 5000  # lines between progress reports
 _DOC_ID_LENGTH = Document._meta.get_field("doc_id").max_length
-_ROWS = "touchstone_qrels_import"  # temporary table, dropped at the end of the import
+_ROWS = "touchstone_qrels_import"  # temporary table
 
 
 def import_qrels(
@@ -78,7 +77,7 @@ def import_qrels(
                 progress.advance(line, total)
         rows.seek(0)
         with transaction.atomic():
-            lock_campaign(campaign)
+            bulk.lock_campaign(campaign)
             user = _import_assessor(assessor)
             created, updated, stubs = _store(rows, campaign=campaign, kind=kind, assessor=user, phase=phase, source=source, topics=topics)
     if progress:
@@ -108,7 +107,7 @@ def _check_options(*, campaign: Campaign, kind: str, assessor: str, phase: str) 
     scheme = campaign.label_scheme.values(kind)
     if not scheme:
         raise ImportProblem(f"campaign {campaign.slug} has no {kind} labels in its scheme")
-    if connection.vendor != "postgresql":
+    if not bulk.is_postgresql():
         raise ImportProblem("importing qrels needs PostgreSQL (it loads the file with COPY)")
     return scheme
 
@@ -156,17 +155,10 @@ def _store(rows, *, campaign: Campaign, kind: str, assessor: User, phase: str, s
     event_values = "id, assessor_id, revision, relevance, quality, stance, note, flagged, time_spent_ms, source, %(now)s"
     returning = "j.id, j.assessor_id, j.revision, j.relevance, j.quality, j.stance, j.note, j.flagged, j.time_spent_ms, j.source"
     with connection.cursor() as cursor:
-        cursor.execute(f"DROP TABLE IF EXISTS {_ROWS}")
-        cursor.execute(f"CREATE TEMPORARY TABLE {_ROWS} (line integer, topic_id bigint, doc_id varchar({_DOC_ID_LENGTH}), label text, document_id bigint)")
-        cursor.copy_expert(f"COPY {_ROWS} (line, topic_id, doc_id, label) FROM STDIN", rows)
+        bulk.temporary_table(cursor, _ROWS, f"line integer, topic_id bigint, doc_id varchar({_DOC_ID_LENGTH}), label text, document_id bigint")
+        bulk.copy_text(cursor, _ROWS, ("line", "topic_id", "doc_id", "label"), rows)
         cursor.execute(f"ANALYZE {_ROWS}")
-        cursor.execute(
-            f"""INSERT INTO {document} (collection_id, doc_id, title, body, is_html, url, metadata, has_text, text_hash)
-                SELECT DISTINCT %(collection)s, doc_id, '', '', false, '', '{{}}'::jsonb, false, '' FROM {_ROWS}
-                ON CONFLICT (collection_id, doc_id) DO NOTHING""",
-            params,
-        )
-        stubs = cursor.rowcount
+        stubs = bulk.insert_stubs(cursor, collection_id=campaign.collection_id, table=_ROWS)
         cursor.execute(
             f"UPDATE {_ROWS} t SET document_id = d.id FROM {document} d WHERE d.collection_id = %(collection)s AND d.doc_id = t.doc_id",
             params,

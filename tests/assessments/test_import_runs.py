@@ -224,20 +224,6 @@ def test_a_replaced_run_keeps_the_orders_its_sources_were_pooled_by(import_campa
     assert list(PoolSource.objects.values_list("rank_position", "score_position")) == [(2, None)]
 
 
-def test_without_copy_the_demo_database_path_stores_the_same_rows(import_campaign, write_file, monkeypatch):
-    # Ids that PostgreSQL's array and COPY syntax would misread unless quoted and escaped.
-    odd = ["back\\slash", 'quo"te', "com,ma", "{brace}", "NULL", "null", "\\N", "x\\\\y"]
-    content = "1 Q0 d1 1 2.0 t\n1 Q0 d3 2 3.0 t\n1 Q0 d2 3 3.0 t\n" + "".join(f"1 FIRST {doc} {i} 1.0 t\n" for i, doc in enumerate(odd, 4))
-    import_runs(campaign=import_campaign, paths=[write_file("copy.txt", content)])
-    with_copy = entries("t")
-    Run.objects.all().delete()
-    monkeypatch.setattr("assessments.services.imports.runs.connection", SimpleNamespace(vendor="sqlite"))
-    import_runs(campaign=import_campaign, paths=[write_file("bulk.txt", content)])
-    assert entries("t") == with_copy
-    assert {doc for _, doc in with_copy} == {"d1", "d2", "d3", *odd}
-    assert with_copy["1", "quo\"te"][2] == "FIRST" and with_copy["1", "d1"][2] == ""
-
-
 def test_progress_counts_the_bytes_of_all_files_up_to_the_total(import_campaign, write_file):
     calls = []
     progress = SimpleNamespace(advance=lambda done, total=None: calls.append((done, total)))

@@ -10,9 +10,8 @@ because a bad line must leave the campaign exactly as it was and a poller must s
 2. Store the spool in one transaction. A FormatError (file and line) or an ImportProblem raised before or
    during it stores nothing.
 
-Runs and documents are loaded with COPY on PostgreSQL. SQLite (the demo database) has no COPY, so one small
-function per table switches to `bulk_create` in batches; everything else is shared (.files: the input files, their
-names in errors, gzip and progress).
+Runs and documents are stored by services.bulk: COPY on PostgreSQL, batches on SQLite (the demo database).
+Everything else is shared (.files: the input files, their names in errors, gzip and progress).
 
 This module holds what every import answers with: its summary, or ImportProblem.
 """

@@ -14,7 +14,7 @@ from operator import attrgetter, gt
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
@@ -23,9 +23,7 @@ from assessments.formats.errors import FormatError
 from assessments.formats.trec_run import RunBlock, read_run
 from assessments.metrics.evaluation import order_positions
 from assessments.models import Campaign, Document, PoolSource, Ranking, Run, Topic
-from assessments.services import rankings
-from assessments.services.bulk import COPY_NULL, SQLITE_BATCH, array_literal, numbers_literal
-from assessments.services.campaigns import lock_campaign
+from assessments.services import bulk, rankings
 from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.imports.files import FilesMeter, InputFile, files_label, first_line_where, input_files, opened
 from assessments.services.jobs import NoProgress, Progress
@@ -263,7 +261,7 @@ def _store_runs(
     campaign: Campaign, runs: list[_SpooledRun], *, spool: BinaryIO, topic_ids: Mapping[str, int], uploaded_by: User | None
 ) -> tuple[dict[str, Run], list[Run]]:
     """Create or replace the Run rows and store their lines; call inside the storing transaction."""
-    lock_campaign(campaign)
+    bulk.lock_campaign(campaign)
     if dict(Topic.objects.filter(campaign=campaign, number__in=topic_ids).values_list("number", "id")) != topic_ids:
         raise ImportProblem("the campaign's topics changed while the runs were read; import the runs again")
     existing = {run.tag: run for run in Run.objects.select_for_update(no_key=True).filter(campaign=campaign, tag__in=[r.tag for r in runs])}
@@ -282,21 +280,8 @@ def _store_runs(
         run.uploaded_at = now
         run.save()
         stored[spooled.tag] = run
-    _store_rankings(spool, [(stored[r.tag].pk, r.start, r.end) for r in runs])
+    bulk.store_rankings(_unspooled(spool, [(stored[r.tag].pk, r.start, r.end) for r in runs]))
     return stored, replaced
-
-
-def _store_rankings(spool: BinaryIO, segments: list[tuple[int, int, int]]) -> None:
-    """Store the spooled rankings of each (run id, start, end) segment: COPY on PostgreSQL, batches on SQLite."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.copy_expert(f"COPY {Ranking._meta.db_table} ({_RANKING_COLUMNS}) FROM STDIN", _RankingCopy(spool, segments), 1 << 20)
-        return
-    for batch in _batched(_unspooled(spool, segments), SQLITE_BATCH // 100):
-        Ranking.objects.bulk_create([Ranking(run_id=run_id, **ranking._asdict()) for run_id, ranking in batch])
-
-
-_RANKING_COLUMNS = "run_id, topic_id, length, docs, ranks, scores, stances, by_rank"
 
 
 def _unspooled(spool: BinaryIO, segments: list[tuple[int, int, int]]) -> Iterator[tuple[int, _Ranking]]:
@@ -308,34 +293,6 @@ def _unspooled(spool: BinaryIO, segments: list[tuple[int, int, int]]) -> Iterato
         while spool.tell() < end:
             size = int.from_bytes(spool.read(4), "little")
             yield run_id, _Ranking(*marshal.loads(spool.read(size)))
-
-
-def _batched(items: Iterator, size: int) -> Iterator[list]:
-    while batch := list(islice(items, size)):
-        yield batch
-
-
-class _RankingCopy:
-    """The spooled rankings as a file of COPY text lines, one per ranking, made while PostgreSQL reads them: the
-    formatting here and PostgreSQL's parsing of the arrays then run at the same time, on two cores."""
-
-    def __init__(self, spool: BinaryIO, segments: list[tuple[int, int, int]]) -> None:
-        self.rankings = _unspooled(spool, segments)
-
-    def read(self, size: int = -1) -> bytes:
-        lines = []
-        length = 0
-        for run_id, r in self.rankings:
-            stances = COPY_NULL if r.stances is None else array_literal(r.stances)
-            by_rank = COPY_NULL if r.by_rank is None else numbers_literal(r.by_rank)
-            lines.append(
-                f"{run_id}\t{r.topic_id}\t{r.length}\t{array_literal(r.docs)}\t{numbers_literal(r.ranks)}\t{numbers_literal(r.scores)}"
-                f"\t{stances}\t{by_rank}\n"
-            )
-            length += len(lines[-1])
-            if 0 < size <= length:
-                break
-        return "".join(lines).encode()
 
 
 @dataclass(frozen=True)

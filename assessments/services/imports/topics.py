@@ -11,7 +11,7 @@ from assessments.formats.errors import FormatError
 from assessments.formats.qrels import topic_sort_key
 from assessments.formats.topics_xml import parse_topics
 from assessments.models import Campaign, Topic
-from assessments.services.campaigns import lock_campaign
+from assessments.services import bulk
 from assessments.services.imports import ImportSummary
 from assessments.services.imports.files import input_files
 from assessments.services.jobs import NoProgress, Progress
@@ -40,7 +40,7 @@ def import_topics(*, campaign: Campaign, path: str | Path, name: str | None = No
     progress.advance(len(data), len(data))
 
     with transaction.atomic():
-        lock_campaign(campaign)
+        bulk.lock_campaign(campaign)
         existing = {topic.number: topic for topic in Topic.objects.select_for_update(no_key=True).filter(campaign=campaign)}
         created, changed = [], []
         for position, record in enumerate(records):

@@ -78,31 +78,49 @@ class AssignmentAdmin(admin.ModelAdmin):
     inlines = [AssignmentItemInline]
 
 
-class JudgmentEventInline(admin.TabularInline):
-    model = models.JudgmentEvent
-    extra = 0
-    can_delete = False
-    readonly_fields = [f.name for f in models.JudgmentEvent._meta.fields]
+class _ReadOnly:
+    """Shown, never changed: the record of who judged what, and the qrels exported from it. Judgments change only
+    through the judging service, which keeps their history; the database refuses the rest anyway (0008, 0009)."""
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
 
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class ReadOnlyAdmin(_ReadOnly, admin.ModelAdmin):
+    pass
+
+
+class JudgmentEventInline(_ReadOnly, admin.TabularInline):
+    model = models.JudgmentEvent
+    extra = 0
+    fields = ("revision", "relevance", "quality", "stance", "note", "flagged", "time_spent_ms", "source", "assessor", "at")
+    readonly_fields = fields
+
 
 @admin.register(models.Judgment)
-class JudgmentAdmin(admin.ModelAdmin):
-    """Read-only: labels change only through the judging service, which keeps their history."""
-
+class JudgmentAdmin(ReadOnlyAdmin):
     list_display = ("topic", "document", "assessor", "phase", "relevance", "quality", "stance", "flagged", "revision", "updated_at")
     list_filter = ("phase", "flagged", "source", "topic__campaign", "assessor")
     search_fields = ("document__doc_id", "assessor__username")
     list_select_related = ("topic", "document", "assessor")
+    raw_id_fields = ("topic", "document")  # a read-only page still must not list a million documents
     inlines = [JudgmentEventInline]
 
-    def get_readonly_fields(self, request, obj=None):
-        return [f.name for f in self.model._meta.fields]
 
-    def has_add_permission(self, request) -> bool:
-        return False
+@admin.register(models.JudgmentEvent)
+class JudgmentEventAdmin(ReadOnlyAdmin):
+    list_display = ("judgment", "revision", "relevance", "quality", "stance", "flagged", "source", "assessor", "at")
+    list_filter = ("source", "judgment__topic__campaign")
+    search_fields = ("judgment__document__doc_id", "assessor__username")
+    list_select_related = ("assessor",)
+    raw_id_fields = ("judgment",)
+    show_full_result_count = False
 
 
 @admin.register(models.Job)
@@ -113,6 +131,6 @@ class JobAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.QrelsSnapshot)
-class QrelsSnapshotAdmin(admin.ModelAdmin):
-    list_display = ("campaign", "number", "kind", "phase", "rule", "line_count", "created_by", "created_at")
+class QrelsSnapshotAdmin(ReadOnlyAdmin):
+    list_display = ("campaign", "number", "kind", "phase", "rule", "line_count", "sha256", "created_by", "created_at")
     list_filter = ("campaign", "kind", "phase")

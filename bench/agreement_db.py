@@ -53,7 +53,7 @@ def labels(rng, n_items: int, n_raters: int, k: int) -> np.ndarray:
 
 def generate(campaign, *, n_items: int, n_raters: int, n_topics: int) -> int:
     """Assessors, training topics, documents, pool entries, assignments, judgments and first events, by COPY."""
-    from django.db import connection
+    from django.db import connection, transaction
 
     from accounts.models import User
     from assessments.models import Assignment, Document, Judgment, JudgmentEvent, PoolEntry, Topic
@@ -72,7 +72,8 @@ def generate(campaign, *, n_items: int, n_raters: int, n_topics: int) -> int:
     spent = rng.integers(1_500, 120_000, size=(n_items, n_raters))
     start = datetime(2024, 3, 1, 8, tzinfo=UTC)
     per_topic = -(-n_items // n_topics)
-    with connection.cursor() as cursor:
+    # One transaction: the database checks at commit that every judgment has its history row.
+    with transaction.atomic(), connection.cursor() as cursor:
         copy(
             cursor, Document._meta.db_table,
             ("collection_id", "doc_id", "title", "body", "is_html", "url", "metadata", "has_text", "text_hash"),

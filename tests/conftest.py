@@ -31,6 +31,24 @@ def _fast_password_hashing_and_private_uploads(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _flush_past_append_only_tables():
+    """Transactional tests (real worker, live server, migrations) end by emptying every table with one
+    TRUNCATE, which the judgment record refuses by design (migration 0008). The tests' superuser runs
+    that TRUNCATE with triggers off (session_replication_role = replica), as a restore would; the
+    application's own role cannot."""
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    flush = DatabaseOperations.execute_sql_flush
+
+    def execute_sql_flush(self, sql_list):
+        flush(self, ["SET LOCAL session_replication_role = replica", *sql_list])
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(DatabaseOperations, "execute_sql_flush", execute_sql_flush)
+        yield
+
+
 @pytest.fixture
 def touche_data() -> Path:
     """The real Touché files (never copied into the repo); .ci/run sets TOUCHE_DATA."""

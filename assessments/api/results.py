@@ -6,7 +6,7 @@
 * ``POST campaigns/<slug>/qrels/import/``: upload earlier judgments; answers 202 with the import job.
 """
 
-from django.http import FileResponse, Http404
+from django.http import Http404, StreamingHttpResponse
 from django.urls import path, reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -143,10 +143,17 @@ def _snapshot(request, slug: str, number: int):
 class SnapshotFileView(APIView):
     permission_classes = [IsOrganiser]
 
-    @extend_schema(responses={(200, "text/plain"): OpenApiTypes.STR}, summary="A qrels snapshot's file, as exported")
+    @extend_schema(
+        responses={(200, "text/plain"): OpenApiTypes.STR, 409: inline_serializer("SnapshotChanged", {"detail": serializers.CharField()})},
+        summary="A qrels snapshot's file, as exported (409 when its bytes no longer match the checksum)",
+    )
     def get(self, request, slug: str, number: int):
         snapshot = _snapshot(request, slug, number)
-        return FileResponse(snapshot.file.open("rb"), content_type="text/plain; charset=utf-8")
+        try:
+            content = exports.snapshot_content(snapshot)
+        except exports.ExportError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return StreamingHttpResponse(content, content_type="text/plain; charset=utf-8")
 
 
 class SnapshotDiffView(APIView):

@@ -3,7 +3,7 @@ from .collections import Collection, Document
 from .jobs import Job
 from .judgments import Judgment, JudgmentEvent
 from .pools import Assignment, AssignmentItem, PoolEntry, PoolSource
-from .qrels import QrelsSnapshot
+from .qrels import QrelsSnapshot, QrelsSnapshotPart
 from .runs import Ranking, Run
 from .topics import Topic
 
@@ -20,6 +20,7 @@ __all__ = [
     "PoolEntry",
     "PoolSource",
     "QrelsSnapshot",
+    "QrelsSnapshotPart",
     "Ranking",
     "Run",
     "Topic",

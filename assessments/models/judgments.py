@@ -8,7 +8,8 @@ class Judgment(models.Model):
 
     Only `assessments.services.judging` writes it, and every write appends a JudgmentEvent, so no
     label is ever lost. The database checks the labels against the campaign's scheme (trigger in
-    migration 0002), so a bad value is rejected whatever path it comes by.
+    migration 0002), refuses deletes, and refuses a commit that changed labels without a history row
+    for the new revision (migration 0008), so neither a bad value nor a silent rewrite gets in by any path.
     """
 
     class Source(models.TextChoices):
@@ -17,7 +18,8 @@ class Judgment(models.Model):
         IMPORT = "import", "Imported qrels"
         DUPLICATE = "duplicate", "Copied to a duplicate"
 
-    topic = models.ForeignKey("assessments.Topic", on_delete=models.CASCADE, related_name="judgments")
+    # PROTECT: a topic (and so a campaign) with judgments cannot be deleted, only archived.
+    topic = models.ForeignKey("assessments.Topic", on_delete=models.PROTECT, related_name="judgments")
     document = models.ForeignKey("assessments.Document", on_delete=models.PROTECT, related_name="judgments")
     assessor = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="judgments")
     phase = models.CharField(max_length=16, choices=Phase.choices)
@@ -47,9 +49,9 @@ class Judgment(models.Model):
 
 
 class JudgmentEvent(models.Model):
-    """One change to a judgment, append-only (the database refuses UPDATE on this table)."""
+    """One change to a judgment, append-only (the database refuses UPDATE, DELETE and TRUNCATE on this table)."""
 
-    judgment = models.ForeignKey(Judgment, on_delete=models.CASCADE, related_name="events")
+    judgment = models.ForeignKey(Judgment, on_delete=models.PROTECT, related_name="events")
     assessor = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="+")
     revision = models.PositiveIntegerField()
     relevance = models.SmallIntegerField()

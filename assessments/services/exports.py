@@ -7,8 +7,9 @@ judgments. An `AggregationRule` decides, and the snapshot records which rule mad
 holds only qrels lines, because trec_eval reads every line as a judgment).
 
 Exports stream: one server-side cursor ordered in SQL, grouped per (topic, document) as rows arrive, written
-line by line to the snapshot file and to whoever reads the export (a file, a terminal, an HTTP response), so
-a million judgments never sit in memory.
+line by line to a spool file and to whoever reads the export (a file, a terminal, an HTTP response), so
+a million judgments never sit in memory. The spool is kept in the database, a megabyte per row, as the
+snapshot's bytes; whatever reads them back checks them against the checksum recorded at export first.
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from itertools import groupby, islice
 from operator import itemgetter
 from typing import Literal
 
-from django.core.files import File
 from django.db import connection, transaction
 from django.db.models import (
     Case,
@@ -42,7 +43,7 @@ from django.db.models.functions import Cast, Collate
 
 from accounts.models import User
 from assessments.formats.qrels import parse_qrels, topic_sort_key, write_qrels
-from assessments.models import Campaign, Judgment, JudgmentEvent, QrelsSnapshot
+from assessments.models import Campaign, Judgment, JudgmentEvent, QrelsSnapshot, QrelsSnapshotPart
 
 Label = int | str
 Kind = Literal["relevance", "quality", "stance"]
@@ -54,6 +55,7 @@ RULE_NAMES = ("majority", "max", "mean")
 # Rows fetched per round trip from the server-side cursor, and qrels lines per write (and per HTTP chunk).
 QUERY_CHUNK = 5000
 LINES_PER_WRITE = 2000
+PART_BYTES = 1 << 20  # of a snapshot's file per database row
 
 
 class ExportError(ValueError):
@@ -241,18 +243,41 @@ def _store_snapshot(export: QrelsExport, path: str, *, line_count: int, sha256: 
         # Locking the campaign row serialises numbering between concurrent exports.
         Campaign.objects.select_for_update().filter(pk=export.campaign.pk).first()
         number = (QrelsSnapshot.objects.filter(campaign=export.campaign).aggregate(n=Max("number"))["n"] or 0) + 1
-        snapshot = QrelsSnapshot(
+        snapshot = QrelsSnapshot.objects.create(
             campaign=export.campaign, number=number, kind=export.kind, phase=export.phase, rule=str(export.rule),
             line_count=line_count, sha256=sha256, created_by=export.created_by,
         )
-        with open(path, "rb") as part:
-            snapshot.file.save(f"{export.campaign.slug}-{number:04d}-{export.kind}-{export.phase}.qrels", File(part), save=False)
-        try:
-            snapshot.save()
-        except BaseException:
-            snapshot.file.delete(save=False)
-            raise
+        with open(path, "rb") as spool:
+            for index, data in enumerate(iter(partial(spool.read, PART_BYTES), b"")):
+                QrelsSnapshotPart.objects.create(snapshot=snapshot, index=index, data=data)
     return snapshot
+
+
+def snapshot_content(snapshot: QrelsSnapshot) -> Iterator[bytes]:
+    """The snapshot's file as it was exported, in pieces, for a download.
+
+    The bytes are checked against the checksum recorded at export before the first piece is returned, so a
+    changed snapshot raises ExportError while an error can still be answered, instead of being served.
+    """
+    hasher = hashlib.sha256()
+    for data in _stored_parts(snapshot):
+        hasher.update(data)
+    if hasher.hexdigest() != snapshot.sha256:
+        raise ExportError(_changed_since_export(snapshot))
+    return _stored_parts(snapshot)
+
+
+def _stored_parts(snapshot: QrelsSnapshot) -> Iterator[bytes]:
+    # One row per query: no server-side cursor (which a transaction pooler may not allow), and one megabyte in memory.
+    for pk in snapshot.parts.order_by("index").values_list("pk", flat=True):
+        yield bytes(QrelsSnapshotPart.objects.values_list("data", flat=True).get(pk=pk))
+
+
+def _changed_since_export(snapshot: QrelsSnapshot) -> str:
+    return (
+        f"qrels snapshot #{snapshot.number} no longer matches its checksum (sha256 {snapshot.sha256[:12]}… at export):"
+        " its stored bytes were changed after export, so they are not used; export the qrels again"
+    )
 
 
 # --- Diffs -------------------------------------------------------------------------------------------------
@@ -328,22 +353,20 @@ def diff_snapshots(*, older: QrelsSnapshot, newer: QrelsSnapshot) -> SnapshotDif
 
 
 def _snapshot_rows(snapshot: QrelsSnapshot) -> Iterator[tuple[str, str, Label]]:
-    hasher = hashlib.sha256()
+    """The snapshot's lines, parsed, once its bytes are known to be those exported."""
+    if not snapshot.line_count:
+        snapshot_content(snapshot)  # an export without judgments has nothing to parse, but must still match
+        return
+    yield from parse_qrels(_lines(snapshot_content(snapshot)), source=f"qrels snapshot #{snapshot.number}", kind=snapshot.kind)
 
-    def hashed_lines(raw_lines: Iterable[bytes]) -> Iterator[str]:
-        for raw in raw_lines:
-            hasher.update(raw)
-            yield raw.decode("utf-8")
 
-    with snapshot.file.open("rb") as stored:
-        lines = hashed_lines(stored)
-        if snapshot.line_count:
-            yield from parse_qrels(lines, source=f"qrels snapshot #{snapshot.number}", kind=snapshot.kind)
-        else:
-            for _ in lines:  # an export without judgments: nothing to parse, but the bytes must still match
-                pass
-    if hasher.hexdigest() != snapshot.sha256:
-        raise ExportError(f"the file of qrels snapshot #{snapshot.number} no longer matches its checksum: it was changed after export")
+def _lines(parts: Iterable[bytes]) -> Iterator[str]:
+    rest = b""
+    for data in parts:
+        *lines, rest = (rest + data).split(b"\n")
+        yield from (line.decode("utf-8") for line in lines)
+    if rest:
+        yield rest.decode("utf-8")
 
 
 def _merge(old: Iterator[tuple[str, str, Label]], new: Iterator[tuple[str, str, Label]]) -> Iterator[DiffLine]:

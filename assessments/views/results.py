@@ -9,7 +9,6 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import (
-    FileResponse,
     Http404,
     HttpRequest,
     HttpResponse,
@@ -265,13 +264,19 @@ def streaming_qrels_response(export: exports.QrelsExport) -> StreamingHttpRespon
 
 
 @login_required
-def qrels_snapshot(request: HttpRequest, slug: str, number: int) -> FileResponse:
+def qrels_snapshot(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     snapshot = exports.snapshots_of(campaign).filter(number=number).first()
     if snapshot is None:
         raise Http404("No such snapshot")
-    return FileResponse(snapshot.file.open("rb"), as_attachment=True, filename=snapshot.file.name.rsplit("/", 1)[-1],
-                        content_type="text/plain; charset=utf-8")
+    try:
+        content = exports.snapshot_content(snapshot)
+    except exports.ExportError as exc:
+        messages.error(request, f"Download refused: {exc}.")
+        return _qrels_page(request, campaign, status=409)
+    response = StreamingHttpResponse(content, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{snapshot.file_name}"'
+    return response
 
 
 @login_required

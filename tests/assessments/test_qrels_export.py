@@ -6,7 +6,7 @@ import io
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
@@ -18,6 +18,7 @@ from assessments.services.exports import (
     ExportError,
     diff_snapshots,
     export_qrels,
+    snapshot_content,
 )
 from assessments.services.judging import Labels, record_judgment
 from assessments.services.qrels_import import import_qrels
@@ -187,11 +188,10 @@ def test_every_export_is_a_new_numbered_snapshot_that_later_judgments_do_not_tou
     one, two = QrelsSnapshot.objects.order_by("number")
     assert (one.number, two.number) == (1, 2)
     assert (one.created_by, one.line_count, two.line_count) == (organiser, 1, 2)
-    assert one.file.read() == first_bytes == b"1 0 d1 1\n"
-    assert two.file.read() == second_bytes == b"1 0 d1 2\n1 0 d2 0\n"
+    assert b"".join(snapshot_content(one)) == first_bytes == b"1 0 d1 1\n"
+    assert b"".join(snapshot_content(two)) == second_bytes == b"1 0 d1 2\n1 0 d2 0\n"
     for snapshot, data in ((one, first_bytes), (two, second_bytes)):
         assert snapshot.sha256 == hashlib.sha256(data).hexdigest()
-        assert snapshot.file.name.startswith("qrels/")
 
 
 def test_numbers_count_per_campaign(judge, alice, campaign, mallory):
@@ -247,20 +247,56 @@ def test_a_diff_from_an_empty_export_lists_every_line_as_added(judge, alice, cam
     judge(alice, "1", "d1", 1)
     b"".join(export_qrels(campaign=campaign, kind="relevance"))
     empty, full = QrelsSnapshot.objects.order_by("number")
-    assert (empty.line_count, empty.file.read()) == (0, b"")
+    assert (empty.line_count, b"".join(snapshot_content(empty))) == (0, b"")
     diff = diff_snapshots(older=empty, newer=full)
     assert [(line.status, line.doc_id, [c.assessor for c in line.changes]) for line in diff.lines] == [("added", "d1", ["alice"])]
 
 
-def test_a_diff_refuses_a_snapshot_file_changed_after_export(judge, alice, campaign):
+def tamper(snapshot: QrelsSnapshot, data: bytes) -> None:
+    """Change a snapshot's stored bytes the only way left: as a superuser, with the database's triggers off."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        cursor.execute("UPDATE assessments_qrelssnapshotpart SET data = %s WHERE snapshot_id = %s", [data, snapshot.pk])
+        cursor.execute("SET LOCAL session_replication_role = DEFAULT")
+
+
+def test_a_diff_refuses_a_snapshot_changed_after_export(judge, alice, campaign):
     judge(alice, "1", "d1", 1)
     b"".join(export_qrels(campaign=campaign, kind="relevance"))
     b"".join(export_qrels(campaign=campaign, kind="relevance"))
     tampered = QrelsSnapshot.objects.get(number=1)
-    with open(tampered.file.path, "wb") as stream:
-        stream.write(b"1 0 d1 2\n")
+    tamper(tampered, b"1 0 d1 2\n")
     with pytest.raises(ExportError, match="snapshot #1 no longer matches its checksum"):
         diff_snapshots(older=tampered, newer=QrelsSnapshot.objects.get(number=2))
+
+
+def test_a_snapshot_is_kept_in_the_database_in_parts(judge, alice, campaign, monkeypatch):
+    """So a database backup alone restores it, and a million-line export never sits in memory."""
+    monkeypatch.setattr(exports, "PART_BYTES", 10)
+    for doc in ("d1", "d2", "d3"):
+        judge(alice, "1", doc, 1)
+    data = b"".join(export_qrels(campaign=campaign, kind="relevance"))
+    snapshot = QrelsSnapshot.objects.get()
+    parts = list(snapshot.parts.order_by("index").values_list("index", "data"))
+    assert [(index, bytes(part)) for index, part in parts] == [(0, data[:10]), (1, data[10:20]), (2, data[20:])]
+    assert [line for line in exports._snapshot_rows(snapshot)] == [("1", "d1", 1), ("1", "d2", 1), ("1", "d3", 1)]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE assessments_qrelssnapshotpart SET data = '1 0 d1 2\n'::bytea",
+        "UPDATE assessments_qrelssnapshot SET sha256 = repeat('0', 64)",
+        "UPDATE assessments_qrelssnapshot SET line_count = 7",
+    ],
+)
+def test_the_database_refuses_to_change_a_snapshot(judge, alice, campaign, statement):
+    judge(alice, "1", "d1", 1)
+    data = b"".join(export_qrels(campaign=campaign, kind="relevance"))
+    with pytest.raises(IntegrityError, match="qrels snapshots never change after export"), transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(statement)
+    assert b"".join(snapshot_content(QrelsSnapshot.objects.get())) == data
 
 
 def test_snapshots_of_different_kinds_are_not_compared(judge, alice, campaign):
@@ -330,6 +366,22 @@ def test_the_download_on_the_page_streams_the_file_and_keeps_a_snapshot(client, 
     assert page.status_code == 200 and snapshot.sha256[:12] in page.content.decode()
     download = client.get(f"/campaigns/touche22/qrels/{snapshot.number}/")
     assert b"".join(download.streaming_content) == b"2 0 d1 1\n10 0 d1 2\n"
+    assert download["Content-Disposition"] == 'attachment; filename="touche22-0001-relevance-main.qrels"'
+
+
+def test_a_snapshot_changed_after_export_is_not_downloaded(client, organiser, judge, alice, campaign):
+    judge(alice, "1", "d1", 1)
+    b"".join(export_qrels(campaign=campaign, kind="relevance"))
+    tamper(QrelsSnapshot.objects.get(), b"1 0 d1 2\n")
+    client.force_login(organiser)
+    page = client.get("/campaigns/touche22/qrels/1/")
+    assert page.status_code == 409 and not page.streaming
+    assert "Download refused: qrels snapshot #1 no longer matches its checksum" in page.content.decode()
+    api = APIClient()
+    api.force_authenticate(organiser)
+    answer = api.get("/api/campaigns/touche22/qrels/1/")
+    assert answer.status_code == 409
+    assert answer.json()["detail"].startswith("qrels snapshot #1 no longer matches its checksum")
 
 
 def test_the_diff_page_shows_who_changed_a_line(client, organiser, judge, alice, bob, campaign):

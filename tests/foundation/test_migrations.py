@@ -48,3 +48,36 @@ def test_run_lines_and_pool_sources_survive_the_new_storage():
         assert list(sources) == [(entry.pk, 2, 1)]
     finally:
         migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+
+def test_qrels_snapshot_files_move_into_the_database():
+    """A database backup alone then restores every snapshot; a file already lost is reported, and its snapshot
+    is refused as not matching its checksum rather than served empty."""
+    import hashlib
+
+    from django.core.files.base import ContentFile
+
+    from assessments.models import QrelsSnapshot
+    from assessments.services.exports import ExportError, snapshot_content
+
+    old = migrate([("assessments", "0008_tamper_evident_judgments")])
+    try:
+        model = old.get_model
+        collection = model("assessments", "Collection").objects.create(slug="m", name="M")
+        campaign = model("assessments", "Campaign").objects.create(slug="m", name="M", preset="custom", scheme={}, collection=collection)
+        Snapshot = model("assessments", "QrelsSnapshot")
+        data = b"1 0 d1 2\n1 0 d2 0\n"
+        kept = Snapshot(campaign=campaign, number=1, kind="relevance", phase="main", rule="majority", line_count=2,
+                        sha256=hashlib.sha256(data).hexdigest())
+        kept.file.save("m-0001-relevance-main.qrels", ContentFile(data))
+        lost = Snapshot(campaign=campaign, number=2, kind="relevance", phase="main", rule="majority", line_count=2,
+                        sha256=hashlib.sha256(data).hexdigest())
+        lost.file.save("m-0002-relevance-main.qrels", ContentFile(data))
+        lost.file.storage.delete(lost.file.name)
+
+        migrate([("assessments", "0009_qrels_snapshots_in_the_database")])
+        assert b"".join(snapshot_content(QrelsSnapshot.objects.get(number=1))) == data
+        with pytest.raises(ExportError, match="snapshot #2 no longer matches its checksum"):
+            snapshot_content(QrelsSnapshot.objects.get(number=2))
+    finally:
+        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())

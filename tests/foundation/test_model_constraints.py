@@ -12,9 +12,15 @@ pytestmark = pytest.mark.django_db
 
 
 def raw_judgment(topic, document, assessor, **labels) -> Judgment:
-    """Insert with the ORM directly, bypassing the service, to prove the database enforces the rule."""
+    """Insert with the ORM directly, bypassing the service, to prove the database enforces the rule
+    (with the history row the database asks for at commit, see test_tamper_evidence)."""
     fields = {"relevance": 1, "quality": None, "stance": "", "phase": "main", **labels}
-    return Judgment.objects.create(topic=topic, document=document, assessor=assessor, **fields)
+    judgment = Judgment.objects.create(topic=topic, document=document, assessor=assessor, **fields)
+    JudgmentEvent.objects.create(
+        judgment=judgment, assessor=assessor, revision=1, source="web",
+        **{f: fields[f] for f in ("relevance", "quality", "stance")},
+    )
+    return judgment
 
 
 @pytest.fixture

@@ -1,24 +1,80 @@
 """The one place that scopes lookups to what a user may see.
 
 Every view that takes an id from a URL resolves it here, so an assessor can never reach a topic,
-document or judgment that is not assigned to them (anything else is a 404, not a 403, so ids
-of other campaigns are not confirmed to exist).
+document or judgment that is not assigned to them, and an organiser never reaches a campaign they are not a
+member of (anything else is a 404, not a 403, so ids of other campaigns are not confirmed to exist).
+
+Who reaches a campaign's organiser side:
+
+* admins: every campaign (they run training and watch agreement everywhere);
+* organisers: the campaigns they are members of (Membership), and nothing of any other;
+* assessors: none (they see only their assignments).
+
+Per-assessor labels of a campaign (the agreement pages' side-by-side labels, the "Only alice" qrels rule, results
+by one assessor) are for admins and the campaign's adjudicators: an organiser sees aggregates, so that what
+assessors did in training is discussed by the people who run training.
 """
 
+from django.core.exceptions import PermissionDenied
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
 
 from accounts.models import User
 
-from .models import Assignment, AssignmentItem, Campaign, Document, Job, Judgment, PoolEntry
+from .models import Assignment, AssignmentItem, Campaign, Document, Job, Judgment, Membership, PoolEntry
+
+
+def campaigns_for_user(user: User) -> QuerySet[Campaign]:
+    """The campaigns whose organiser side the user reaches (none for assessors and anonymous visitors), each
+    with `member_role`: the user's Membership role in it, or None (an admin who is not a member)."""
+    if not user.is_authenticated or not user.is_organiser:
+        return Campaign.objects.none()
+    role = Membership.objects.filter(campaign=OuterRef("pk"), user=user).values("role")[:1]
+    campaigns = Campaign.objects.annotate(member_role=Subquery(role))
+    if user.is_campaign_admin:
+        return campaigns
+    return campaigns.filter(memberships__user=user)
 
 
 def get_campaign_for_organiser(user: User, slug: str) -> Campaign:
-    if not user.is_organiser:
+    """A campaign the user runs (a member, or any campaign for an admin), with its collection; 404 otherwise."""
+    campaign = campaigns_for_user(user).select_related("collection").filter(slug=slug).first()
+    if campaign is None:
         raise Http404("No such campaign")
-    try:
-        return Campaign.objects.select_related("collection").get(slug=slug)
-    except Campaign.DoesNotExist:
-        raise Http404("No such campaign") from None
+    return campaign
+
+
+def can_adjudicate(user: User, campaign: Campaign) -> bool:
+    """Admins, and organisers the campaign made adjudicators, record final labels. `campaign` comes from
+    get_campaign_for_organiser (it carries the user's `member_role`)."""
+    return user.is_campaign_admin or getattr(campaign, "member_role", None) == Membership.Role.ADJUDICATOR
+
+
+def may_grant_adjudication(user: User) -> bool:
+    """Only admins make an organiser an adjudicator: an organiser could otherwise give it to themselves."""
+    return user.is_campaign_admin
+
+
+def sees_assessor_labels(user: User, campaign: Campaign) -> bool:
+    """Whether the user may see one named assessor's labels of this campaign (see the module's docstring).
+    Adjudicators must: deciding a disagreement means reading each side."""
+    return can_adjudicate(user, campaign)
+
+
+def check_rule(user: User, campaign: Campaign, rule: str) -> None:
+    """Refuse (403) an aggregation rule that shows one named assessor's labels to someone who may not see them
+    (the API's twin of the forms, which do not offer such rules to them)."""
+    if rule.strip().startswith("assessor:") and not sees_assessor_labels(user, campaign):
+        raise PermissionDenied("one assessor's labels are shown to admins and the campaign's adjudicators only")
+
+
+def get_campaign_for_adjudicator(user: User, slug: str) -> Campaign:
+    """A campaign for an admin or one of its adjudicators (the disagreements, a judged document, adjudication);
+    404 for anyone else."""
+    campaign = get_campaign_for_organiser(user, slug)
+    if not can_adjudicate(user, campaign):
+        raise Http404("No such campaign")
+    return campaign
 
 
 def get_assignment_for_assessor(user: User, assignment_id: int) -> Assignment:
@@ -58,11 +114,12 @@ def get_entry_for_assignment(assignment: Assignment, entry_id: int) -> PoolEntry
 
 
 def get_campaign_for_admin(user: User, slug: str) -> Campaign:
-    """A campaign for a training admin (agreement, disagreements, the monitoring dashboard); 404 for anyone else.
+    """A campaign for a training admin (the agreement dashboard, the phase buttons); 404 for anyone else.
 
-    Those pages put named assessors' labels side by side, so neither assessors nor organisers reach them.
+    The dashboard puts every assessor's figures side by side and its buttons move the whole campaign through
+    training, so neither assessors nor organisers reach it.
     """
-    if not user.is_campaign_admin:
+    if not user.is_authenticated or not user.is_campaign_admin:
         raise Http404("No such campaign")
     return get_campaign_for_organiser(user, slug)
 
@@ -75,14 +132,15 @@ def get_document_for_campaign(campaign: Campaign, document_id: int) -> Document:
     return document
 
 
-def get_job_for_organiser(user: User, job_id: int, *, campaign: Campaign | None = None) -> Job:
-    """A job (import, pool build …) for an organiser, optionally only within `campaign`; 404 for anyone else.
+def jobs_for_user(user: User) -> QuerySet[Job]:
+    """The jobs of the campaigns the user runs (imports, pool builds …): they carry file names, errors and
+    summaries of a campaign's material."""
+    return Job.objects.filter(campaign__in=campaigns_for_user(user).values("pk"))
 
-    Jobs carry file names, errors and summaries of a campaign's material, so assessors never see them.
-    """
-    if not user.is_authenticated or not user.is_organiser:
-        raise Http404("No such job")
-    jobs = Job.objects.filter(pk=job_id)
+
+def get_job_for_organiser(user: User, job_id: int, *, campaign: Campaign | None = None) -> Job:
+    """A job of a campaign the user runs, optionally only within `campaign`; 404 for anyone else."""
+    jobs = jobs_for_user(user).filter(pk=job_id)
     if campaign is not None:
         jobs = jobs.filter(campaign=campaign)
     job = jobs.select_related("campaign", "created_by").first()

@@ -1,7 +1,8 @@
 """The named cast every test can use.
 
-organiser runs the campaign; admin watches agreement; alice and bob are assessors who share a
-training topic; mallory is an assessor on another campaign and must never see this one.
+organiser (olivia) runs the campaign (a member of it); admin watches agreement in every campaign; alice and bob
+are assessors who share a training topic; mallory is an assessor on another campaign and must never see this
+one; oscar organises that other campaign and must never reach this one.
 """
 
 import os
@@ -10,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from accounts.models import Role
-from tests.factories import AssignmentFactory, CampaignFactory, PoolEntryFactory, TopicFactory, UserFactory
+from tests.factories import (
+    AssignmentFactory,
+    CampaignFactory,
+    MembershipFactory,
+    PoolEntryFactory,
+    TopicFactory,
+    UserFactory,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -59,8 +67,19 @@ def touche_data() -> Path:
 
 
 @pytest.fixture
-def organiser(db):
-    return UserFactory(username="olivia", role=Role.ORGANISER)
+def organiser(campaign):
+    """olivia, a member of `campaign` (a test module that defines its own `campaign` gets her as its member)."""
+    user = UserFactory(username="olivia", role=Role.ORGANISER)
+    MembershipFactory(campaign=campaign, user=user)
+    return user
+
+
+@pytest.fixture
+def oscar(db):
+    """An organiser of another campaign ("elsewhere"), and of nothing else."""
+    user = UserFactory(username="oscar", role=Role.ORGANISER)
+    MembershipFactory(campaign=CampaignFactory(slug="elsewhere-run", name="Elsewhere"), user=user)
+    return user
 
 
 @pytest.fixture

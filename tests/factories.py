@@ -4,7 +4,7 @@ import factory
 
 from accounts.models import Role, User
 from assessments.labels import PRESETS
-from assessments.models import Assignment, Campaign, Collection, Document, PoolEntry, Topic
+from assessments.models import Assignment, Campaign, Collection, Document, Membership, PoolEntry, Topic
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -75,3 +75,12 @@ class AssignmentFactory(factory.django.DjangoModelFactory):
     topic = factory.SubFactory(TopicFactory)
     assessor = factory.SubFactory(UserFactory)
     phase = "main"
+
+
+class MembershipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Membership
+
+    campaign = factory.SubFactory(CampaignFactory)
+    user = factory.SubFactory(UserFactory, role=Role.ORGANISER)
+    role = Membership.Role.ORGANISER

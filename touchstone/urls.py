@@ -22,5 +22,6 @@ urlpatterns = [
     path("api/", include("assessments.api.urls")),
     path("api/", include("annotation.api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # A page for people: send a visitor who is not logged in to the login page (the schema itself answers 401).
+    path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="api-schema")), name="api-docs"),
 ]

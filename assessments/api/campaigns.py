@@ -1,20 +1,115 @@
-from rest_framework import viewsets
+"""Campaigns in the API: the ones the caller runs, a new one (run by its creator), and the people who run one.
 
-from assessments.selectors.campaigns import campaigns_for_organiser
+* ``GET  campaigns/``: the campaigns the caller runs (all of them for an admin); ``POST`` creates one.
+* ``GET  campaigns/<slug>/members/``: who runs it; ``POST`` adds someone (or changes their role).
+* ``DELETE campaigns/<slug>/members/<username>/``: takes the campaign away from them.
+"""
+
+from django.core.exceptions import PermissionDenied
+from django.urls import path
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.models import User
+from assessments import access
+from assessments.labels import PRESETS
+from assessments.models import Membership
+from assessments.selectors.campaigns import campaigns_for_organiser, members_of
+from assessments.services import campaigns
 
 from .permissions import IsOrganiser
 from .serializers import CampaignSerializer
 
 
-class CampaignViewSet(viewsets.ReadOnlyModelViewSet):
+class NewCampaignSerializer(serializers.Serializer):
+    slug = serializers.SlugField(max_length=64)
+    name = serializers.CharField(max_length=200)
+    preset = serializers.ChoiceField(choices=list(PRESETS), help_text="custom schemes: manage.py create_campaign --scheme")
+    collection = serializers.SlugField(max_length=64, required=False, allow_null=True, default=None)
+    guidelines = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class MemberSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.username")
+    added_by = serializers.CharField(source="added_by.username", default=None, read_only=True)
+
+    class Meta:
+        model = Membership
+        fields = ["username", "role", "added_by", "created_at"]
+        read_only_fields = ["added_by", "created_at"]
+
+
+def _bad_request(exc: Exception) -> Response:
+    return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+
+
+class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     serializer_class = CampaignSerializer
     permission_classes = [IsOrganiser]
     lookup_field = "slug"
 
     def get_queryset(self):
-        return campaigns_for_organiser()
+        return campaigns_for_organiser(self.request.user)
+
+    @extend_schema(request=NewCampaignSerializer, responses={201: CampaignSerializer}, summary="Create a campaign you run")
+    def create(self, request, *args, **kwargs):
+        params = NewCampaignSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        try:
+            campaign = campaigns.create_campaign(**params.validated_data, organisers=[request.user], created_by=request.user)
+        except campaigns.CampaignError as exc:
+            return _bad_request(exc)
+        return Response(CampaignSerializer(campaign).data, status=status.HTTP_201_CREATED)
+
+
+class MembersView(APIView):
+    permission_classes = [IsOrganiser]
+
+    @extend_schema(responses=MemberSerializer(many=True), summary="Who runs the campaign")
+    def get(self, request, slug: str):
+        campaign = access.get_campaign_for_organiser(request.user, slug)
+        return Response(MemberSerializer(members_of(campaign), many=True).data)
+
+    @extend_schema(request=MemberSerializer, responses={201: MemberSerializer},
+                   summary="Let an organiser run the campaign (role adjudicator: admins only)")
+    def post(self, request, slug: str):
+        campaign = access.get_campaign_for_organiser(request.user, slug)
+        params = MemberSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        role = params.validated_data.get("role", Membership.Role.ORGANISER)
+        if role == Membership.Role.ADJUDICATOR and not access.may_grant_adjudication(request.user):
+            raise PermissionDenied("only admins make organisers adjudicators")
+        user = User.objects.filter(username=params.validated_data["user"]["username"], is_active=True).first()
+        if user is None:
+            return _bad_request(ValueError(f"no active user {params.validated_data['user']['username']!r}"))
+        try:
+            membership = campaigns.add_member(campaign=campaign, user=user, role=role, by=request.user)
+        except campaigns.CampaignError as exc:
+            return _bad_request(exc)
+        return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+
+class MemberView(APIView):
+    permission_classes = [IsOrganiser]
+
+    @extend_schema(request=None, responses={204: None}, summary="Take the campaign away from someone")
+    def delete(self, request, slug: str, username: str):
+        campaign = access.get_campaign_for_organiser(request.user, slug)
+        user = User.objects.filter(username=username).first()
+        try:
+            if user is None:
+                raise campaigns.CampaignError(f"no user {username!r}")
+            campaigns.remove_member(campaign=campaign, user=user, by=request.user)
+        except campaigns.CampaignError as exc:
+            return _bad_request(exc)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 def register(router) -> list:
     router.register("campaigns", CampaignViewSet, basename="campaign")
-    return []
+    return [
+        path("campaigns/<slug:slug>/members/", MembersView.as_view(), name="api-members"),
+        path("campaigns/<slug:slug>/members/<str:username>/", MemberView.as_view(), name="api-member"),
+    ]

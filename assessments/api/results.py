@@ -101,6 +101,7 @@ class ResultsView(APIView):
         params = ResultsQuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         options = params.validated_data
+        access.check_rule(request.user, campaign, options["rule"])
         try:
             board = evaluation.evaluate_runs(campaign=campaign, kinds=tuple(options.pop("kind")), **options)
         except exports.ExportError as exc:
@@ -125,6 +126,7 @@ class QrelsView(APIView):
         campaign = access.get_campaign_for_organiser(request.user, slug)
         params = ExportSerializer(data=request.data)
         params.is_valid(raise_exception=True)
+        access.check_rule(request.user, campaign, params.validated_data["rule"])
         try:
             export = exports.export_qrels(campaign=campaign, created_by=request.user, **params.validated_data)
         except exports.ExportError as exc:

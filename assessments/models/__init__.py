@@ -1,4 +1,4 @@
-from .campaigns import Campaign, Phase
+from .campaigns import Campaign, Membership, Phase
 from .collections import Collection, Document
 from .jobs import Job
 from .judgments import Judgment, JudgmentEvent
@@ -16,6 +16,7 @@ __all__ = [
     "Job",
     "Judgment",
     "JudgmentEvent",
+    "Membership",
     "Phase",
     "PoolEntry",
     "PoolSource",

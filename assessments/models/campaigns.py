@@ -51,3 +51,30 @@ class Campaign(models.Model):
     @property
     def label_scheme(self) -> LabelScheme:
         return LabelScheme.from_json(self.scheme)
+
+
+class Membership(models.Model):
+    """A person who runs a campaign. Organisers reach only the campaigns they are members of (admins reach all);
+    an adjudicator is an organiser who may also record the final label of a disputed document."""
+
+    class Role(models.TextChoices):
+        ORGANISER = "organiser", "Organiser"
+        ADJUDICATOR = "adjudicator", "Organiser and adjudicator"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey("accounts.User", on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.ORGANISER)
+    added_by = models.ForeignKey("accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign", "user__username"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "user"], name="membership_one_per_user_and_campaign"),
+            models.CheckConstraint(condition=models.Q(role__in=["organiser", "adjudicator"]), name="membership_role_valid"),
+        ]
+        # The unique (campaign, user) index serves the campaign's list; this one serves "my campaigns".
+        indexes = [models.Index(fields=["user", "campaign"], name="membership_by_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} in campaign {self.campaign_id} ({self.role})"

@@ -1,16 +1,24 @@
-"""Reads for the organiser's campaign pages: the campaign list, document counts and recent jobs."""
+"""Reads for the organiser's campaign pages: the campaign list, its members, document counts and recent jobs."""
 
 from django.db.models import Count, Q, QuerySet
 
-from assessments.models import Campaign, Document, Job, PoolEntry
+from accounts.models import User
+from assessments import access
+from assessments.models import Campaign, Document, Job, Membership, PoolEntry
 
 
-def campaigns_for_organiser() -> QuerySet[Campaign]:
+def campaigns_for_organiser(user: User) -> QuerySet[Campaign]:
+    """The campaigns the user runs (assessments.access), with their topic and run counts."""
     return (
-        Campaign.objects.select_related("collection")
+        access.campaigns_for_user(user).select_related("collection")
         .annotate(topic_count=Count("topics", distinct=True), run_count=Count("runs", distinct=True))
         .order_by("-created_at", "slug")
     )
+
+
+def members_of(campaign: Campaign) -> QuerySet[Membership]:
+    """The people who run the campaign, by name."""
+    return Membership.objects.filter(campaign=campaign).select_related("user", "added_by").order_by("user__username")
 
 
 def document_counts(campaign: Campaign) -> dict[str, int]:

@@ -1,9 +1,12 @@
-"""Creating campaigns and moving them through their phases."""
+"""Creating campaigns, the people who run them, and moving them through their phases."""
+
+from collections.abc import Sequence
 
 from django.db import transaction
 
+from accounts.models import User
 from assessments.labels import PRESETS, LabelScheme
-from assessments.models import Campaign, Collection, Phase
+from assessments.models import Campaign, Collection, Membership, Phase
 
 
 class CampaignError(ValueError):
@@ -19,10 +22,13 @@ def create_campaign(
     collection: str | None = None,
     scheme: LabelScheme | None = None,
     guidelines: str = "",
+    organisers: Sequence[User] = (),
+    created_by: User | None = None,
 ) -> Campaign:
-    """Create a campaign with a preset's label scheme (or a custom one) and its collection.
+    """Create a campaign with a preset's label scheme (or a custom one) and its collection, run by `organisers`.
 
-    The collection is shared by slug, so several campaigns over the same corpus load it once.
+    The collection is shared by slug, so several campaigns over the same corpus load it once. Organisers reach
+    only their campaigns, so a campaign created from a page or the API lists its creator among them.
     """
     if Campaign.objects.filter(slug=slug).exists():
         raise CampaignError(f"a campaign {slug!r} exists already")
@@ -35,9 +41,40 @@ def create_campaign(
         raise CampaignError(f"unknown preset {preset!r}; choose one of {', '.join([*PRESETS, 'custom'])}")
     scheme.check()
     coll, _ = Collection.objects.get_or_create(slug=collection or slug, defaults={"name": collection or name})
-    return Campaign.objects.create(
+    campaign = Campaign.objects.create(
         slug=slug, name=name, preset=preset, scheme=scheme.to_json(), guidelines=guidelines, collection=coll
     )
+    for user in dict.fromkeys(organisers):
+        add_member(campaign=campaign, user=user, by=created_by)
+    return campaign
+
+
+def add_member(*, campaign: Campaign, user: User, role: str = Membership.Role.ORGANISER, by: User | None) -> Membership:
+    """Let `user` run the campaign (role organiser, or adjudicator: an organiser who also records final labels).
+    Adding someone who is a member already changes their role."""
+    if role not in Membership.Role.values:
+        raise CampaignError(f"unknown role {role!r}: use {' or '.join(Membership.Role.values)}")
+    if not user.is_organiser:
+        raise CampaignError(f"{user.username} is an assessor: only organisers and admins run campaigns")
+    with transaction.atomic():
+        membership, created = Membership.objects.select_for_update().get_or_create(
+            campaign=campaign, user=user, defaults={"role": role, "added_by": by}
+        )
+        if not created and membership.role != role:
+            membership.role = role
+            membership.save(update_fields=["role"])
+    return membership
+
+
+@transaction.atomic
+def remove_member(*, campaign: Campaign, user: User, by: User | None) -> None:
+    """Take the campaign away from `user`; the last member stays (somebody must be able to run it)."""
+    membership = Membership.objects.select_for_update().filter(campaign=campaign, user=user).first()
+    if membership is None:
+        raise CampaignError(f"{user.username} does not run campaign {campaign.slug}")
+    if not Membership.objects.filter(campaign=campaign).exclude(pk=membership.pk).exists():
+        raise CampaignError(f"{user.username} is the only member of campaign {campaign.slug}: add someone else first")
+    membership.delete()
 
 
 _NEXT_PHASE = {Phase.SETUP: Phase.TRAINING, Phase.TRAINING: Phase.MAIN, Phase.MAIN: Phase.CLOSED}

@@ -1,8 +1,10 @@
 """The training admin's pages: the agreement dashboard, the disagreements for the follow-up discussion, a judged
 document's text, and the buttons that close a training round or start the main phase.
 
-Only admins (User.is_campaign_admin) reach them, through access.get_campaign_for_admin. They put named assessors'
-labels side by side, which assessors must never see during training.
+Only admins (User.is_campaign_admin) reach the dashboard and the phase buttons, through access.get_campaign_for_admin;
+the disagreements and a judged document's text are also open to the campaign's adjudicators, who decide them
+(access.get_campaign_for_adjudicator). They put named assessors' labels side by side, which assessors must never
+see during training.
 
 The charts are inline SVG and CSS drawn on the server, with no chart library and nothing fetched from elsewhere.
 The helpers at the end of this module turn the service's figures into coordinates and colours. They compute no
@@ -89,7 +91,7 @@ def agreement_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def disagreement_page(request: HttpRequest, slug: str) -> HttpResponse:
-    campaign = access.get_campaign_for_admin(request.user, slug)
+    campaign = access.get_campaign_for_adjudicator(request.user, slug)
     scope = _scope(request, campaign)
     order = request.GET.get("order", "total")
     try:
@@ -121,7 +123,7 @@ def disagreement_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def document_page(request: HttpRequest, slug: str, document_id: int) -> HttpResponse:
-    campaign = access.get_campaign_for_admin(request.user, slug)
+    campaign = access.get_campaign_for_adjudicator(request.user, slug)
     document = access.get_document_for_campaign(campaign, document_id)
     context = {
         "campaign": campaign,

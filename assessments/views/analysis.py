@@ -19,8 +19,8 @@ class OneKindForm(EvaluationForm):
     kind = forms.ChoiceField(initial="relevance", label="Labels")
     defaults = (*EvaluationForm.defaults, "kind")
 
-    def __init__(self, data, *, campaign: Campaign):
-        super().__init__(data, campaign=campaign)
+    def __init__(self, data, *, campaign: Campaign, user):
+        super().__init__(data, campaign=campaign, user=user)
         self.fields["kind"].choices = kind_choices(campaign, evaluation.EVALUATED_KINDS)
 
 
@@ -29,8 +29,8 @@ class CompareForm(OneKindForm):
     b = forms.ModelChoiceField(queryset=Run.objects.none(), to_field_name="tag", required=False, label="Run B")
     topic = forms.CharField(required=False, max_length=50)
 
-    def __init__(self, data, *, campaign: Campaign):
-        super().__init__(data, campaign=campaign)
+    def __init__(self, data, *, campaign: Campaign, user):
+        super().__init__(data, campaign=campaign, user=user)
         runs = Run.objects.filter(campaign=campaign).order_by("tag")
         self.fields["a"].queryset = self.fields["b"].queryset = runs
 
@@ -42,7 +42,7 @@ def _options(form: forms.Form) -> dict:
 @login_required
 def compare_runs(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
-    form = CompareForm(request.GET, campaign=campaign)
+    form = CompareForm(request.GET, campaign=campaign, user=request.user)
     context: dict = {"campaign": campaign, "form": form}
     if not form.is_valid():
         context["error"] = form.errors.as_text()
@@ -67,7 +67,7 @@ def compare_runs(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def pool_reusability(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
-    form = OneKindForm(request.GET, campaign=campaign)
+    form = OneKindForm(request.GET, campaign=campaign, user=request.user)
     context: dict = {"campaign": campaign, "form": form}
     if not form.is_valid():
         context["error"] = form.errors.as_text()

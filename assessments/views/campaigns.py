@@ -1,28 +1,96 @@
-"""Organiser pages. Views translate HTTP; services do the work."""
+"""Organiser pages: the campaigns a user runs, a new campaign, and the people who run one. Views translate HTTP;
+services do the work."""
 
+from django import forms
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import path
+from django.views.decorators.http import require_POST
 
+from accounts.models import User
 from assessments import access
-from assessments.selectors.campaigns import campaigns_for_organiser
+from assessments.labels import PRESETS
+from assessments.models import Membership
+from assessments.selectors.campaigns import campaigns_for_organiser, members_of
+from assessments.services import campaigns
+
+
+class CampaignForm(forms.Form):
+    slug = forms.SlugField(max_length=64, help_text="short name for URLs and commands, e.g. touche22-task2")
+    name = forms.CharField(max_length=200)
+    # A custom scheme is a JSON file: `create_campaign --preset custom --scheme FILE` on the command line.
+    preset = forms.ChoiceField(choices=[(name, description) for name, (description, _) in PRESETS.items()])
+    collection = forms.SlugField(max_length=64, required=False, help_text="shared with campaigns over the same corpus")
+    guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+
+
+class MemberForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.ORGANISER)
 
 
 @login_required
 def campaign_list(request: HttpRequest) -> HttpResponse:
+    """The campaigns the user runs; a POST creates one, run by whoever created it."""
     if not request.user.is_organiser:
         raise Http404("No such page")
-    return render(request, "assessments/campaign_list.html", {"campaigns": campaigns_for_organiser()})
+    form = CampaignForm(request.POST if request.method == "POST" else None)
+    if form.is_valid():
+        try:
+            campaign = campaigns.create_campaign(**form.cleaned_data, organisers=[request.user], created_by=request.user)
+        except campaigns.CampaignError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Campaign {campaign.slug} created.")
+            return redirect(campaign)
+    return render(request, "assessments/campaign_list.html", {
+        "campaigns": campaigns_for_organiser(request.user), "form": form,
+    }, status=400 if form.is_bound else 200)
 
 
 @login_required
 def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
-    return render(request, "assessments/campaign_detail.html", {"campaign": campaign})
+    return render(request, "assessments/campaign_detail.html", {
+        "campaign": campaign,
+        "members": members_of(campaign),
+        "member_form": MemberForm(),
+        "can_adjudicate": access.can_adjudicate(request.user, campaign),
+        "grants_adjudication": access.may_grant_adjudication(request.user),
+    })
+
+
+@require_POST
+@login_required
+def members(request: HttpRequest, slug: str) -> HttpResponse:
+    """Add a member (or change their role), or remove one (`remove` names them)."""
+    campaign = access.get_campaign_for_organiser(request.user, slug)
+    form = MemberForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Nobody added: {form.errors.as_text()}")
+        return redirect(campaign)
+    name, role = form.cleaned_data["username"], form.cleaned_data["role"]
+    user = User.objects.filter(username=name, is_active=True).first()
+    try:
+        if user is None:
+            raise campaigns.CampaignError(f"no active user {name!r}")
+        if request.POST.get("remove"):
+            campaigns.remove_member(campaign=campaign, user=user, by=request.user)
+            messages.success(request, f"{name} no longer runs {campaign.slug}.")
+        else:
+            if role == Membership.Role.ADJUDICATOR and not access.may_grant_adjudication(request.user):
+                raise campaigns.CampaignError("only admins make organisers adjudicators")
+            campaigns.add_member(campaign=campaign, user=user, role=role, by=request.user)
+            messages.success(request, f"{name} runs {campaign.slug} as {Membership.Role(role).label.lower()}.")
+    except campaigns.CampaignError as exc:
+        messages.error(request, str(exc))
+    return redirect(campaign)
 
 
 urlpatterns = [
     path("", campaign_list, name="campaign_list"),
     path("<slug:slug>/", campaign_detail, name="campaign"),
+    path("<slug:slug>/members/", members, name="campaign_members"),
 ]

@@ -35,12 +35,15 @@ def kind_choices(campaign: Campaign, kinds) -> list[tuple[str, str]]:
     return [(kind, kind.capitalize()) for kind in kinds if kind == "relevance" or scheme.values(kind)]
 
 
-def _rule_choices(campaign: Campaign) -> list[tuple[str, str]]:
+def _rule_choices(campaign: Campaign, user) -> list[tuple[str, str]]:
+    """The aggregation rules; one assessor's labels alone only for those who may see them (access)."""
     rules = [
         ("majority", "Majority (tie: the lower label)"),
         ("max", "Maximum"),
         ("mean", "Mean, rounded (.5 up)"),
     ]
+    if not access.sees_assessor_labels(user, campaign):
+        return rules
     return rules + [(f"assessor:{name}", f"Only {name}") for name in exports.assessors_of(campaign)]
 
 
@@ -59,14 +62,14 @@ class EvaluationForm(forms.Form):
     rule = forms.ChoiceField(initial="majority")
     defaults = ("measure", "order", "trec_eval", "phase", "rule")
 
-    def __init__(self, data, *, campaign: Campaign, initial: dict | None = None):
+    def __init__(self, data, *, campaign: Campaign, user, initial: dict | None = None):
         if data is not None:
             # Only the fields a link sets are given; the rest keep their defaults.
             data = data.copy()
             for name in self.defaults:
                 data.setdefault(name, self.base_fields[name].initial)
         super().__init__(data, initial=initial)
-        self.fields["rule"].choices = _rule_choices(campaign)
+        self.fields["rule"].choices = _rule_choices(campaign, user)
 
     def clean_measure(self) -> str:
         try:
@@ -85,17 +88,17 @@ class LeaderboardForm(EvaluationForm):
     dir = forms.ChoiceField(choices=[("desc", "desc"), ("asc", "asc")], required=False)
     defaults = (*EvaluationForm.defaults, "ci", "test")
 
-    def __init__(self, data, *, campaign: Campaign):
+    def __init__(self, data, *, campaign: Campaign, user):
         kinds = kind_choices(campaign, evaluation.EVALUATED_KINDS)
         if data is not None and "kind" not in data:
             data = data.copy()
             data.setlist("kind", [value for value, _ in kinds])
-        super().__init__(data, campaign=campaign, initial={"kind": [value for value, _ in kinds]})
+        super().__init__(data, campaign=campaign, user=user, initial={"kind": [value for value, _ in kinds]})
         self.fields["kind"].choices = kinds
 
 
 def _evaluate(request: HttpRequest, campaign: Campaign, *, statistics: bool = True):
-    form = LeaderboardForm(request.GET, campaign=campaign)
+    form = LeaderboardForm(request.GET, campaign=campaign, user=request.user)
     if not form.is_valid():
         return form, None, form.errors.as_text()
     options = form.cleaned_data
@@ -207,10 +210,10 @@ class ExportForm(forms.Form):
     phase = forms.ChoiceField(choices=PHASE_CHOICES, initial="main")
     rule = forms.ChoiceField(initial="majority")
 
-    def __init__(self, *args, campaign: Campaign, **kwargs):
+    def __init__(self, *args, campaign: Campaign, user, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["kind"].choices = kind_choices(campaign, exports.KINDS)
-        self.fields["rule"].choices = _rule_choices(campaign)
+        self.fields["rule"].choices = _rule_choices(campaign, user)
 
 
 class ImportForm(forms.Form):
@@ -229,7 +232,7 @@ def _qrels_page(request: HttpRequest, campaign: Campaign, *, import_form: Import
         "campaign": campaign,
         "jobs": recent_jobs(campaign, kinds=["import_qrels"]),
         "snapshots": exports.snapshots_of(campaign),
-        "export_form": ExportForm(campaign=campaign),
+        "export_form": ExportForm(campaign=campaign, user=request.user),
         "import_form": import_form or ImportForm(campaign=campaign),
     }
     return render(request, "assessments/qrels.html", context, status=status)
@@ -244,7 +247,7 @@ def qrels(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def qrels_export(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
-    form = ExportForm(request.POST, campaign=campaign)
+    form = ExportForm(request.POST, campaign=campaign, user=request.user)
     if not form.is_valid():
         messages.error(request, f"Export not made: {form.errors.as_text()}")
         return redirect("assessments:qrels", slug=campaign.slug)

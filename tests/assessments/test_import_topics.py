@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from accounts.models import Role
 from assessments.labels import PRESETS
 from assessments.management.commands.create_campaign import Command as CreateCampaign
 from assessments.models import Campaign, Topic
@@ -30,9 +31,28 @@ def campaign(db):
 
 def test_create_campaign_uses_a_preset_scheme(db, command):
     result = command("create_campaign", "touche22", "--name", "Touché 2022 Task 2", "--preset", "touche-2022-task2")
-    assert (result.code, result.out.strip()) == (0, "created campaign touche22 (touche-2022-task2) with collection touche22")
+    assert (result.code, result.out.strip()) == (
+        0, "created campaign touche22 (touche-2022-task2) with collection touche22 (only admins reach it until it has organisers)"
+    )
     campaign = Campaign.objects.get(slug="touche22")
     assert campaign.label_scheme == PRESETS["touche-2022-task2"][1]
+
+
+def test_create_campaign_makes_the_named_organisers_its_members(db, command):
+    olivia, oscar = (UserFactory(username=name, role=Role.ORGANISER) for name in ("olivia", "oscar"))
+    result = command("create_campaign", "touche22", "--name", "T", "--preset", "touche-2022-task2", "--organisers", "olivia, oscar")
+    assert result.code == 0 and result.out.strip().endswith("run by olivia, oscar")
+    campaign = Campaign.objects.get(slug="touche22")
+    assert {(m.user, m.role) for m in campaign.memberships.all()} == {(olivia, "organiser"), (oscar, "organiser")}
+
+
+def test_create_campaign_refuses_unknown_organisers_and_assessors(db, command):
+    UserFactory(username="alice")
+    result = command("create_campaign", "touche22", "--name", "T", "--preset", "touche-2022-task2", "--organisers", "olivia")
+    assert (result.code, result.err.strip()) == (1, "error: no user olivia (create one with create_user --role organiser)")
+    result = command("create_campaign", "touche22", "--name", "T", "--preset", "touche-2022-task2", "--organisers", "alice")
+    assert (result.code, result.err.strip()) == (1, "error: alice is an assessor: only organisers and admins run campaigns")
+    assert not Campaign.objects.exists()
 
 
 def test_create_campaign_help_lists_every_preset():

@@ -1,6 +1,9 @@
 """The API skeleton: session and token authentication, organiser-only campaign endpoints, an OpenAPI schema."""
 
+import re
+
 import pytest
+from django.contrib.staticfiles import finders
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -37,10 +40,25 @@ def test_a_bad_token_is_refused():
     assert client.get("/api/campaigns/").status_code == 401
 
 
-def test_the_openapi_schema_describes_the_api(client):
+def test_the_openapi_schema_describes_the_api(client, alice):
+    assert client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").status_code == 401
+    client.force_login(alice)
     response = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     assert response.status_code == 200
     schema = response.json()
     assert schema["info"]["title"] == "Touchstone API"
     assert "/api/campaigns/{slug}/" in schema["paths"]
     assert {"tokenAuth", "cookieAuth"} <= set(schema["components"]["securitySchemes"])
+
+
+def test_the_api_docs_need_a_login_and_load_nothing_from_elsewhere(client, alice):
+    response = client.get("/api/docs/")
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+    client.force_login(alice)
+    page = client.get("/api/docs/").content.decode()
+    scripts = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert any(url.endswith("swagger-ui-bundle.js") for url in scripts), scripts
+    assert all(url.startswith("/static/") for url in scripts), scripts  # the sidecar's files, not a CDN's
+    assert "validatorUrl" in page and "//validator." not in page
+    for url in scripts:  # and they are really there, so the page works offline
+        assert finders.find(url.removeprefix("/static/")), url

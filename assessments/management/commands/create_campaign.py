@@ -5,6 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
+from accounts.models import User
 from assessments.labels import PRESETS, LabelScheme
 from assessments.management.progress import fail
 from assessments.services.campaigns import CampaignError, create_campaign
@@ -31,9 +32,18 @@ class Command(BaseCommand):
             help="the document collection, shared by campaigns over the same corpus (default: a new one named like the campaign)",
         )
         parser.add_argument("--guidelines", type=Path, metavar="FILE", help="a text file with the assessors' guidelines")
+        parser.add_argument(
+            "--organisers", default="", metavar="NAMES",
+            help="comma-separated user names of the organisers who run it (organisers reach only their campaigns; "
+            "admins reach all)",
+        )
 
-    def handle(self, *args, slug, name, preset, scheme, collection, guidelines, **options):
+    def handle(self, *args, slug, name, preset, scheme, collection, guidelines, organisers, **options):
         label_scheme = _read_scheme(self, scheme) if scheme else None
+        names = [n.strip() for n in organisers.split(",") if n.strip()]
+        people = {user.username: user for user in User.objects.filter(username__in=names)}
+        if unknown := [n for n in names if n not in people]:
+            fail(self, f"no user {', '.join(unknown)} (create one with create_user --role organiser)")
         text = ""
         if guidelines:
             try:
@@ -42,12 +52,14 @@ class Command(BaseCommand):
                 fail(self, f"{guidelines}: {exc}")
         try:
             campaign = create_campaign(
-                slug=slug, name=name, preset=preset, collection=collection, scheme=label_scheme, guidelines=text
+                slug=slug, name=name, preset=preset, collection=collection, scheme=label_scheme, guidelines=text,
+                organisers=[people[n] for n in names],
             )
         except (CampaignError, ValueError) as exc:
             fail(self, exc)
+        run_by = f", run by {', '.join(names)}" if names else " (only admins reach it until it has organisers)"
         self.stdout.write(
-            f"created campaign {campaign.slug} ({campaign.preset}) with collection {campaign.collection.slug}"
+            f"created campaign {campaign.slug} ({campaign.preset}) with collection {campaign.collection.slug}{run_by}"
         )
 
 

@@ -46,6 +46,7 @@ class Command(BaseCommand):
             campaign = Campaign.objects.filter(slug=SLUG).first() or campaigns.create_campaign(
                 slug=SLUG, name="Demo: comparative questions", preset="touche-2022-task2", guidelines=GUIDELINES
             )
+            campaigns.add_member(campaign=campaign, user=people["olivia"], by=None)
         import_topics(campaign=campaign, path=DEMO / "topics.xml")
         import_documents(campaign=campaign, paths=[DEMO / "documents.jsonl"])
         import_runs(campaign=campaign, paths=sorted(DEMO.glob("run-*.txt")), team="demo team")

@@ -1,0 +1,182 @@
+"""Per-campaign access: olivia runs touche22, oscar runs another campaign. Each reaches every page, endpoint,
+export and job of their own campaign and gets 404 for the other's; admins reach both; assessors reach neither.
+One assessor's labels (the "Only alice" rule) are for admins and the campaign's adjudicators only."""
+
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from accounts.models import Role
+from assessments.models import Assignment, Campaign, Job, Membership, QrelsSnapshot
+from assessments.services import exports
+from assessments.services.judging import Labels, record_judgment
+from tests.factories import MembershipFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+SLUG = "touche22"
+PAGES = [
+    "campaign", "imports", "pool", "assignments", "qrels", "leaderboard", "leaderboard_csv", "pool_export", "disagreements",
+]
+API = ["campaign-detail", "api-topics", "api-runs", "api-documents", "api-pool", "api-pool-export", "api-assignments",
+       "api-qrels", "api-results", "api-members"]
+
+
+@pytest.fixture
+def cast(organiser, oscar, admin_user, alice):
+    return {"olivia": organiser, "oscar": oscar, "ada": admin_user, "alice": alice}
+
+
+@pytest.fixture
+def judged(campaign, alice, bob, pool):
+    """alice and bob disagree on the first training document."""
+    topic = pool[0].topic
+    record_judgment(topic=topic, document=pool[0].document, assessor=alice, labels=Labels(relevance=2), phase="training")
+    record_judgment(topic=topic, document=pool[0].document, assessor=bob, labels=Labels(relevance=0), phase="training")
+    return pool
+
+
+@pytest.fixture
+def job(campaign, organiser):
+    return Job.objects.create(campaign=campaign, kind="import_topics", created_by=organiser, status=Job.Status.SUCCEEDED)
+
+
+@pytest.fixture
+def snapshot(campaign, organiser, judged):
+    b"".join(export := exports.export_qrels(campaign=campaign, kind="relevance", phase="training", created_by=organiser))
+    return export.snapshot
+
+
+def _page_url(name: str) -> str:
+    return reverse(f"assessments:{name}", args=[SLUG])
+
+
+# Who reaches what: olivia her campaign's organiser side (not the disagreements: she is no adjudicator), ada all.
+PAGE_STATUS = {"olivia": 200, "oscar": 404, "ada": 200, "alice": 404}
+
+
+@pytest.mark.parametrize("who", ["olivia", "oscar", "ada", "alice"])
+@pytest.mark.parametrize("page", PAGES)
+def test_organiser_pages_are_for_the_campaigns_own_organisers(client, cast, judged, who, page):
+    client.force_login(cast[who])
+    expected = 404 if page == "disagreements" and who == "olivia" else PAGE_STATUS[who]
+    assert client.get(_page_url(page)).status_code == expected
+
+
+@pytest.mark.parametrize("who", ["olivia", "oscar", "ada", "alice"])
+@pytest.mark.parametrize("name", API)
+def test_api_endpoints_are_for_the_campaigns_own_organisers(cast, campaign, who, name):
+    api = APIClient()
+    api.force_authenticate(cast[who])
+    expected = {"olivia": 200, "oscar": 404, "ada": 200, "alice": 403}[who]
+    assert api.get(reverse(name, args=[SLUG])).status_code == expected
+
+
+@pytest.mark.parametrize("who", ["olivia", "oscar", "ada"])
+def test_jobs_and_snapshots_are_reached_only_through_their_campaign(client, cast, job, snapshot, who):
+    expected = 404 if who == "oscar" else 200
+    client.force_login(cast[who])
+    assert client.get(reverse("assessments:job", args=[SLUG, job.pk])).status_code == expected
+    assert client.get(reverse("assessments:qrels_snapshot", args=[SLUG, snapshot.number])).status_code == expected
+    api = APIClient()
+    api.force_authenticate(cast[who])
+    assert api.get(reverse("api-job", args=[job.pk])).status_code == expected
+    assert api.get(reverse("api-qrels-snapshot", args=[SLUG, snapshot.number])).status_code == expected
+    assert api.get(reverse("api-qrels-diff", args=[SLUG, snapshot.number, snapshot.number])).status_code == expected
+
+
+def test_another_campaigns_organiser_changes_nothing(client, cast, campaign, judged, alice):
+    client.force_login(cast["oscar"])
+    posts = {
+        "assignments_assign": {"assessors": ["alice"], "topics": ["1"], "phase": "main"},
+        "pool_build": {"strategy": "depth", "depth": 5, "order": "both"},
+        "qrels_export": {"kind": "relevance", "phase": "training", "rule": "majority"},
+        "campaign_members": {"username": "oscar", "role": "organiser"},
+        "agreement_phase": {"step": "start_training"},
+    }
+    for name, data in posts.items():
+        assert client.post(_page_url(name), data).status_code == 404, name
+    api = APIClient()
+    api.force_authenticate(cast["oscar"])
+    assert api.post(reverse("api-qrels", args=[SLUG]), {"kind": "relevance"}, format="json").status_code == 404
+    assert api.post(reverse("api-members", args=[SLUG]), {"username": "oscar"}, format="json").status_code == 404
+    assert api.post(reverse("api-pool-build", args=[SLUG]), {"depth": 5}, format="json").status_code == 404
+    assert not Assignment.objects.filter(phase="main").exists()
+    assert not Job.objects.exists() and not QrelsSnapshot.objects.exists()
+    assert list(campaign.memberships.values_list("user__username", flat=True)) == ["olivia"]
+
+
+def test_each_organiser_lists_only_their_campaigns_and_admins_all(client, cast, campaign):
+    listed = {}
+    for who in ("olivia", "oscar", "ada"):
+        client.force_login(cast[who])
+        page = client.get(reverse("assessments:campaign_list")).content.decode()
+        api = APIClient()
+        api.force_authenticate(cast[who])
+        slugs = [c["slug"] for c in api.get("/api/campaigns/").json()["results"]]
+        listed[who] = sorted(slugs)
+        assert all(f'href="/campaigns/{slug}/"' in page for slug in slugs)
+        assert all(f'href="/campaigns/{c.slug}/"' not in page for c in Campaign.objects.exclude(slug__in=slugs))
+    assert listed == {"olivia": ["touche22"], "oscar": ["elsewhere-run"], "ada": ["elsewhere-run", "touche22"]}
+
+
+def test_a_campaign_created_on_the_page_or_in_the_api_is_run_by_its_creator(client, oscar):
+    client.force_login(oscar)
+    response = client.post(reverse("assessments:campaign_list"), {"slug": "t23", "name": "T 23", "preset": "touche-2023-task1"})
+    assert response.status_code == 302 and response["Location"] == "/campaigns/t23/"
+    api = APIClient()
+    api.force_authenticate(oscar)
+    response = api.post("/api/campaigns/", {"slug": "t24", "name": "T 24", "preset": "touche-2023-task2"}, format="json")
+    assert response.status_code == 201 and response.json()["slug"] == "t24"
+    for slug in ("t23", "t24"):
+        assert list(Membership.objects.filter(campaign__slug=slug).values_list("user__username", "role")) == [("oscar", "organiser")]
+    assert client.post(reverse("assessments:campaign_list"), {"slug": "t23", "name": "again", "preset": "touche-2023-task1"}).status_code == 400
+
+
+def test_an_organiser_adds_a_colleague_who_then_reaches_the_campaign(client, organiser, oscar, campaign):
+    client.force_login(oscar)
+    assert client.get(_page_url("campaign")).status_code == 404
+    client.force_login(organiser)
+    client.post(_page_url("campaign_members"), {"username": "oscar", "role": "organiser"})
+    client.force_login(oscar)
+    assert client.get(_page_url("campaign")).status_code == 200
+    client.post(_page_url("campaign_members"), {"username": "olivia", "role": "organiser", "remove": "1"})
+    client.force_login(organiser)
+    assert client.get(_page_url("campaign")).status_code == 404
+
+
+def test_only_admins_make_adjudicators(client, organiser, admin_user, oscar, campaign):
+    client.force_login(organiser)
+    client.post(_page_url("campaign_members"), {"username": "olivia", "role": "adjudicator"})
+    api = APIClient()
+    api.force_authenticate(organiser)
+    assert api.post(reverse("api-members", args=[SLUG]), {"username": "olivia", "role": "adjudicator"}, format="json").status_code == 403
+    assert Membership.objects.get(user=organiser, campaign=campaign).role == "organiser"
+    client.force_login(admin_user)
+    client.post(_page_url("campaign_members"), {"username": "olivia", "role": "adjudicator"})
+    assert Membership.objects.get(user=organiser, campaign=campaign).role == "adjudicator"
+
+
+def test_the_last_member_and_assessors_are_refused(client, organiser, alice, campaign):
+    client.force_login(organiser)
+    client.post(_page_url("campaign_members"), {"username": "olivia", "role": "organiser", "remove": "1"})
+    client.post(_page_url("campaign_members"), {"username": "alice", "role": "organiser"})
+    assert list(campaign.memberships.values_list("user__username", flat=True)) == ["olivia"]
+
+
+@pytest.mark.parametrize(("who", "sees"), [("olivia", False), ("adjudicator", True), ("ada", True)])
+def test_one_assessors_labels_are_for_admins_and_adjudicators(client, cast, campaign, judged, who, sees):
+    user = cast.get(who) or MembershipFactory(
+        campaign=campaign, user=UserFactory(username="judith", role=Role.ORGANISER), role="adjudicator"
+    ).user
+    client.force_login(user)
+    for page in ("qrels", "leaderboard"):
+        assert ('value="assessor:alice"' in client.get(_page_url(page)).content.decode()) is sees, page
+    response = client.post(_page_url("qrels_export"), {"kind": "relevance", "phase": "training", "rule": "assessor:alice"})
+    assert (response.status_code == 200 and b"".join(response.streaming_content) != b"") is sees
+    api = APIClient()
+    api.force_authenticate(user)
+    expected = 200 if sees else 403
+    assert api.get(reverse("api-results", args=[SLUG]), {"rule": "assessor:alice", "phase": "training"}).status_code == expected
+    assert api.post(reverse("api-qrels", args=[SLUG]), {"kind": "relevance", "rule": "assessor:alice"}, format="json").status_code == expected
+    assert client.get(_page_url("disagreements")).status_code == (200 if sees else 404)

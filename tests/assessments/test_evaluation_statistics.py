@@ -19,7 +19,7 @@ from assessments.services import evaluation, reusability
 from assessments.services.imports.runs import import_runs
 from assessments.services.pooling import PoolSpec, build_pool
 from tests.assessments.test_evaluation_service import judge_all
-from tests.factories import CampaignFactory, TopicFactory, UserFactory
+from tests.factories import CampaignFactory, MembershipFactory, TopicFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -254,6 +254,7 @@ def test_reusability_of_a_campaign_without_runs_or_pool(db):
 
 
 def test_the_leaderboard_draws_intervals_groups_and_version_marks(client, organiser, near):
+    MembershipFactory(campaign=near, user=organiser)
     client.force_login(organiser)
     page = client.get("/campaigns/near/results/", {"measure": "P@1"}).content.decode()
     assert "95% interval" in page and 'class="ci-bar"' in page
@@ -267,6 +268,7 @@ def test_the_leaderboard_draws_intervals_groups_and_version_marks(client, organi
 
 
 def test_the_run_comparison_page_lists_topics_and_both_top_lists(client, organiser, near):
+    MembershipFactory(campaign=near, user=organiser)
     client.force_login(organiser)
     assert "Choose two runs" in client.get("/campaigns/near/results/compare/").content.decode()
     page = client.get("/campaigns/near/results/compare/", {"a": "near", "b": "other", "measure": "nDCG@2"}).content.decode()
@@ -282,6 +284,7 @@ def test_the_run_comparison_page_lists_topics_and_both_top_lists(client, organis
 
 
 def test_the_reusability_page(client, organiser, pooled):
+    MembershipFactory(campaign=pooled, user=organiser)
     client.force_login(organiser)
     page = client.get("/campaigns/pooled/results/reusability/", {"measure": "P@2"}).content.decode()
     assert "Kendall" in page and "c1" in page and "A 2, B 1, C 0" in page
@@ -295,6 +298,7 @@ def test_the_new_pages_are_for_organisers(client, alice, mallory, organiser, cam
 
 
 def test_the_pages_queries_do_not_grow_with_the_number_of_runs(client, organiser, ten_runs, django_assert_max_num_queries):
+    MembershipFactory(campaign=Campaign.objects.get(slug="many"), user=organiser)
     client.force_login(organiser)
     client.get("/campaigns/many/results/reusability/")
     for path in ("/campaigns/many/results/", "/campaigns/many/results/reusability/",

@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0001_initial'),
-        ('assessments', '0007_pool_entries_without_key_checks'),
+        ('assessments', '0009_qrels_snapshots_in_the_database'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -7,12 +7,11 @@ topic needs its title and narrative, which qrels do not carry, and a typo would 
 every label must be a value of the campaign's scheme (a −2 in a scheme without −2 is refused). Documents
 never loaded become stubs (``has_text=False``).
 
-Storing is one transaction of set-based SQL fed by COPY, because 100,000 lines through `record_judgment`
-would take minutes. It writes the rows `record_judgment` would write: a new judgment at revision 1 with a
-JudgmentEvent, and, for a judgment the assessor already has, only this file's dimension changed, the
-revision bumped, source "import" and one more event. Re-importing the same file changes nothing. Relevance,
-quality and stance files for the same documents therefore merge into the same judgments; quality and stance
-need the relevance judgment to be there first, since a judgment without relevance does not exist.
+Storing is one transaction through services.judging.record_judgments_in_bulk, the bulk form of
+`record_judgment` (set-based SQL fed by COPY): each line sets this file's dimension of the assessor's judgment,
+with its history, and re-importing the same file changes nothing. Relevance, quality and stance files for the same
+documents therefore merge into the same judgments; quality and stance need the relevance judgment to be there
+first, since a judgment without relevance does not exist.
 """
 
 from __future__ import annotations
@@ -25,26 +24,25 @@ from django.conf import settings
 from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
-from django.db import connection, transaction
-from django.utils import timezone
+from django.db import transaction
 from django.utils.text import get_valid_filename
 
 from accounts.models import Role, User
 from assessments.formats.errors import FormatError
 from assessments.formats.qrels import parse_qrels
-from assessments.models import Campaign, Document, Job, Judgment, JudgmentEvent
+from assessments.models import Campaign, Document, Job
 from assessments.services import bulk, jobs
 from assessments.services.bulk import copy_escape
 from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.imports.files import count_lines
 from assessments.services.imports.uploads import job_inputs, keep_upload, upload_folder
 from assessments.services.jobs import Progress
+from assessments.services.judging import RowError, label_not_allowed, record_judgments_in_bulk
 
 KINDS = ("relevance", "quality", "stance")
 PHASES = ("main", "training")
 PROGRESS_EVERY = 5000  # lines between progress reports
 _DOC_ID_LENGTH = Document._meta.get_field("doc_id").max_length
-_ROWS = "touchstone_qrels_import"  # temporary table
 
 
 def import_qrels(
@@ -64,12 +62,12 @@ def import_qrels(
     is stored. Call outside a transaction when a Job reports progress, so pollers see it.
     """
     source = source or str(path)
-    scheme = _check_options(campaign=campaign, kind=kind, assessor=assessor, phase=phase)
+    _check_options(campaign=campaign, kind=kind, assessor=assessor, phase=phase)
     topics = dict(campaign.topics.values_list("number", "id"))
     total = count_lines(path)
     with tempfile.SpooledTemporaryFile(max_size=16 * 1024 * 1024, mode="w+b") as rows:
         line_count, topic_ids = 0, set()
-        for line, topic, doc, label in _checked_rows(path, source=source, kind=kind, scheme=scheme, topics=topics):
+        for line, topic, doc, label in _checked_rows(path, source=source, kind=kind, campaign=campaign, topics=topics):
             rows.write(f"{line}\t{topics[topic]}\t{copy_escape(doc)}\t{label}\n".encode())
             line_count += 1
             topic_ids.add(topics[topic])
@@ -78,8 +76,13 @@ def import_qrels(
         rows.seek(0)
         with transaction.atomic():
             bulk.lock_campaign(campaign)
-            user = _import_assessor(assessor)
-            created, updated, stubs = _store(rows, campaign=campaign, kind=kind, assessor=user, phase=phase, source=source, topics=topics)
+            try:
+                recorded = record_judgments_in_bulk(
+                    campaign=campaign, rows=rows, dimension=kind, assessor=_import_assessor(assessor), phase=phase
+                )
+            except RowError as exc:
+                raise FormatError(source, exc.key, str(exc)) from None
+    created, updated, stubs = recorded.created, recorded.updated, recorded.stubs
     if progress:
         progress.advance(total, total)
     counts = {
@@ -93,7 +96,7 @@ def import_qrels(
     return ImportSummary(text, [], counts)
 
 
-def _check_options(*, campaign: Campaign, kind: str, assessor: str, phase: str) -> tuple:
+def _check_options(*, campaign: Campaign, kind: str, assessor: str, phase: str) -> None:
     if kind not in KINDS:
         raise ImportProblem(f"unknown kind {kind!r}: use relevance, quality or stance")
     if phase not in PHASES:
@@ -104,12 +107,10 @@ def _check_options(*, campaign: Campaign, kind: str, assessor: str, phase: str) 
         raise ImportProblem(f"assessor name {assessor!r}: {' '.join(exc.messages)}") from None
     if not assessor:
         raise ImportProblem("an assessor name is needed: imported labels are kept as that assessor's judgments")
-    scheme = campaign.label_scheme.values(kind)
-    if not scheme:
+    if not campaign.label_scheme.values(kind):
         raise ImportProblem(f"campaign {campaign.slug} has no {kind} labels in its scheme")
     if not bulk.is_postgresql():
         raise ImportProblem("importing qrels needs PostgreSQL (it loads the file with COPY)")
-    return scheme
 
 
 def _decoded(path: Path, source: str, position: list[int]) -> Iterator[str]:
@@ -124,17 +125,21 @@ def _decoded(path: Path, source: str, position: list[int]) -> Iterator[str]:
 
 
 def _checked_rows(
-    path: Path, *, source: str, kind: str, scheme: tuple, topics: dict[str, int]
+    path: Path, *, source: str, kind: str, campaign: Campaign, topics: dict[str, int]
 ) -> Iterator[tuple[int, str, str, int | str]]:
+    """The file's rows, each checked as soon as it is read, so the first bad line is the one reported (the bulk
+    form checks the labels again, as the write path must, but only once the whole file has been read)."""
     # parse_qrels yields a row as soon as it has read the row's line, so the line last read is the row's line.
     position = [0]
-    stances = scheme if kind == "stance" else ()
+    scheme = campaign.label_scheme
+    allowed = scheme.values(kind)
+    stances = allowed if kind == "stance" else ()
     for topic, doc, label in parse_qrels(_decoded(path, source, position), source=source, kind=kind, stances=stances):
         line = position[0]
         if topic not in topics:
             raise FormatError(source, line, f"topic {topic} is not a topic of this campaign (import its topics first)")
-        if kind != "stance" and label not in scheme:
-            raise FormatError(source, line, f"{kind} {label} is not in the campaign's scheme (allowed: {', '.join(map(str, scheme))})")
+        if label not in allowed:
+            raise FormatError(source, line, label_not_allowed(scheme, kind, label))
         if len(doc) > _DOC_ID_LENGTH:
             raise FormatError(source, line, f"document id is longer than {_DOC_ID_LENGTH} characters")
         yield line, topic, doc, label
@@ -144,64 +149,6 @@ def _import_assessor(name: str) -> User:
     # An account that cannot log in: it only owns the imported labels.
     user, _ = User.objects.get_or_create(username=name, defaults={"role": Role.ASSESSOR, "password": make_password(None)})
     return user
-
-
-def _store(rows, *, campaign: Campaign, kind: str, assessor: User, phase: str, source: str, topics: dict[str, int]) -> tuple[int, int, int]:
-    """Load the checked rows with COPY and merge them into judgments; return (created, updated, stubs)."""
-    judgment, event, document = Judgment._meta.db_table, JudgmentEvent._meta.db_table, Document._meta.db_table
-    label_type = "varchar" if kind == "stance" else "smallint"
-    params = {"assessor": assessor.pk, "now": timezone.now(), "phase": phase, "collection": campaign.collection_id}
-    event_columns = "judgment_id, assessor_id, revision, relevance, quality, stance, note, flagged, time_spent_ms, source, at"
-    event_values = "id, assessor_id, revision, relevance, quality, stance, note, flagged, time_spent_ms, source, %(now)s"
-    returning = "j.id, j.assessor_id, j.revision, j.relevance, j.quality, j.stance, j.note, j.flagged, j.time_spent_ms, j.source"
-    with connection.cursor() as cursor:
-        bulk.temporary_table(cursor, _ROWS, f"line integer, topic_id bigint, doc_id varchar({_DOC_ID_LENGTH}), label text, document_id bigint")
-        bulk.copy_text(cursor, _ROWS, ("line", "topic_id", "doc_id", "label"), rows)
-        cursor.execute(f"ANALYZE {_ROWS}")
-        stubs = bulk.insert_stubs(cursor, collection_id=campaign.collection_id, table=_ROWS)
-        cursor.execute(
-            f"UPDATE {_ROWS} t SET document_id = d.id FROM {document} d WHERE d.collection_id = %(collection)s AND d.doc_id = t.doc_id",
-            params,
-        )
-        missing = f"""NOT EXISTS (SELECT 1 FROM {judgment} j WHERE j.assessor_id = %(assessor)s
-                                   AND j.topic_id = t.topic_id AND j.document_id = t.document_id)"""
-        if kind != "relevance":
-            cursor.execute(f"SELECT line, topic_id, doc_id FROM {_ROWS} t WHERE {missing} ORDER BY line LIMIT 1", params)
-            if first := cursor.fetchone():
-                number = next(n for n, pk in topics.items() if pk == first[1])
-                raise FormatError(
-                    source, first[0],
-                    f"{assessor.username} has no relevance judgment for topic {number}, document {first[2]}: "
-                    f"import the relevance qrels first, {kind} labels are added to those judgments",
-                )
-        cursor.execute(
-            f"""WITH changed AS (
-                  UPDATE {judgment} j SET {kind} = t.label::{label_type}, revision = j.revision + 1,
-                         source = 'import', updated_at = %(now)s
-                    FROM {_ROWS} t
-                   WHERE j.assessor_id = %(assessor)s AND j.topic_id = t.topic_id AND j.document_id = t.document_id
-                     AND j.{kind} IS DISTINCT FROM t.label::{label_type}
-                  RETURNING {returning})
-                INSERT INTO {event} ({event_columns}) SELECT {event_values} FROM changed""",
-            params,
-        )
-        updated = cursor.rowcount
-        created = 0
-        if kind == "relevance":
-            cursor.execute(
-                f"""WITH created AS (
-                      INSERT INTO {judgment} AS j (topic_id, document_id, assessor_id, phase, relevance, quality, stance,
-                             note, flagged, time_spent_ms, source, revision, created_at, updated_at)
-                      SELECT t.topic_id, t.document_id, %(assessor)s, %(phase)s, t.label::smallint, NULL, '', '', false, 0,
-                             'import', 1, %(now)s, %(now)s
-                        FROM {_ROWS} t WHERE {missing}
-                      RETURNING {returning})
-                    INSERT INTO {event} ({event_columns}) SELECT {event_values} FROM created""",
-                params,
-            )
-            created = cursor.rowcount
-        cursor.execute(f"DROP TABLE {_ROWS}")
-    return created, updated, stubs
 
 
 def start_qrels_import(

@@ -1,5 +1,6 @@
-"""How long the agreement service takes end to end from PostgreSQL: 10 assessors × 10,000 documents, every
-assessor labelling every document on relevance, quality and stance, as in the largest conceivable training phase.
+"""How long the agreement figures and the dashboard take end to end from PostgreSQL: 10 assessors × 10,000
+documents, every assessor labelling every document on relevance, quality and stance, as in the largest
+conceivable training phase.
 
 Creates (and drops first) the database `touchstone_bench_agree`, migrates it, writes the judgments and their
 history with COPY, then times:
@@ -143,7 +144,8 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
 
     call_command("migrate", verbosity=0)
-    from assessments.services import agreement, campaigns
+    from assessments.selectors import agreement, monitoring
+    from assessments.services import campaigns
 
     campaign = campaigns.create_campaign(slug="bench", name="Bench", preset="touche-2022-task2")
     start = time.perf_counter()
@@ -168,10 +170,10 @@ def main() -> None:
     times, _ = timings(lambda: agreement.compute_agreement(campaign=campaign, scope=agreement.Scope("training", topic="1")))
     report("compute_agreement for one topic (the page's topic view)", times)
     with CaptureQueriesContext(connection) as queries:
-        agreement.dashboard(campaign=campaign, scope=scope)
-    times, _ = timings(lambda: agreement.dashboard(campaign=campaign, scope=scope))
+        monitoring.dashboard(campaign=campaign, scope=scope)
+    times, _ = timings(lambda: monitoring.dashboard(campaign=campaign, scope=scope))
     report(f"dashboard: agreement + monitoring ({len(queries)} queries)", times)
-    times, _ = timings(lambda: agreement.monitoring(campaign=campaign, scope=scope))
+    times, _ = timings(lambda: monitoring.monitoring(campaign=campaign, scope=scope))
     report("  of which monitoring: tallies, activity per hour, progress", times)
     times, found = timings(lambda: agreement.list_disagreements(campaign=campaign, scope=scope))
     report(f"list_disagreements, first page of {found.count:,}", times)

@@ -1,6 +1,6 @@
 """Agreement between assessors: the training phase's kappa test and the organiser's agreement page.
 
-Pure Python and numpy, with no Django import. The agreement service reads judgments from the database and
+Pure Python and numpy, with no Django import. selectors.agreement reads judgments from the database and
 passes in one label dimension at a time as a plain mapping, item -> rater -> label::
 
     {("t1", "doc-7"): {"alice": 2, "bob": 1}, ("t1", "doc-9"): {"alice": 0}, ...}

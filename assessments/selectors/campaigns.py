@@ -34,3 +34,8 @@ def document_counts(campaign: Campaign) -> dict[str, int]:
 def recent_jobs(campaign: Campaign, *, kinds, limit: int = 10) -> list[Job]:
     """The campaign's latest jobs of the given kinds, newest first, with who started them."""
     return list(Job.objects.filter(campaign=campaign, kind__in=list(kinds)).select_related("created_by").order_by("-created_at", "-pk")[:limit])
+
+
+def latest_job(campaign: Campaign, *, kind: str) -> Job | None:
+    """The campaign's latest job of `kind` (the pool page follows the last build)."""
+    return next(iter(recent_jobs(campaign, kinds=[kind], limit=1)), None)

@@ -11,7 +11,8 @@ from django.urls import path
 from django.views.decorators.http import require_POST
 
 from assessments import access
-from assessments.models import Campaign, Job
+from assessments.models import Campaign
+from assessments.selectors.campaigns import latest_job
 from assessments.selectors.pool_preview import preview_pool
 from assessments.selectors.pools import export_lines, pool_statistics
 from assessments.services import pooling
@@ -45,10 +46,6 @@ def _problems(form: forms.Form) -> list[str]:
     return [message if field == "__all__" else f"{field}: {message}" for field, messages_ in form.errors.items() for message in messages_]
 
 
-def _latest_build(campaign: Campaign) -> Job | None:
-    return Job.objects.filter(campaign=campaign, kind="build_pool").first()
-
-
 @login_required
 def pool(request: HttpRequest, slug: str) -> HttpResponse:
     """The statistics and the build form; with form values in the query, also their preview (a partial for htmx),
@@ -68,7 +65,7 @@ def pool(request: HttpRequest, slug: str) -> HttpResponse:
     context = {"campaign": campaign, "stats": stats, "form": form, "preview": preview, "spec": spec, "error": error}
     if request.htmx and form.is_bound:
         return render(request, "assessments/pool_preview.html", context)
-    return render(request, "assessments/pool.html", {**context, "job": _latest_build(campaign)})
+    return render(request, "assessments/pool.html", {**context, "job": latest_job(campaign, kind="build_pool")})
 
 
 @require_POST

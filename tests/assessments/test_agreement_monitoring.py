@@ -5,7 +5,8 @@ from unittest import mock
 
 import pytest
 
-from assessments.services.agreement import Scope, monitoring
+from assessments.selectors.agreement import Scope
+from assessments.selectors.monitoring import monitoring
 from assessments.services.judging import Labels, record_judgment
 from tests.factories import AssignmentFactory, PoolEntryFactory, TopicFactory, UserFactory
 

@@ -13,8 +13,9 @@ PURE = {
     # So are the computations, tested directly against independent references.
     "metrics": "assessments.metrics.agreement, assessments.metrics.assignment, assessments.metrics.duplicates, "
     "assessments.metrics.evaluation, assessments.metrics.pooling, assessments.metrics.union_find",
-    # Sanitising is tested with XSS vectors, without a request or a database.
+    # Sanitising is tested with XSS vectors, and chart geometry with plain numbers, without a request or a database.
     "rendering": "assessments.rendering",
+    "charts": "assessments.charts",
 }
 
 

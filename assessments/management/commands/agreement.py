@@ -5,7 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from assessments.models import Campaign
-from assessments.services.agreement import FLAG_RULE, AgreementError, Scope, compute_agreement, default_phase
+from assessments.selectors.agreement import FLAG_RULE, AgreementError, Scope, compute_agreement, default_phase
 
 
 def _f(value: float | None) -> str:

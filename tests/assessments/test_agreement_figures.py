@@ -1,4 +1,5 @@
-"""The agreement service on judgments stored in the database, checked against hand computation and reference tools.
+"""Agreement figures (selectors.agreement) on judgments stored in the database, checked against hand computation
+and reference tools.
 
 scikit-learn (Cohen's kappa), statsmodels (Fleiss' kappa) and the krippendorff package run here on the same labels,
 read back from the fixtures, never from the service's output.
@@ -11,7 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
-from assessments.services.agreement import AgreementError, Scope, compute_agreement, list_disagreements
+from assessments.selectors.agreement import AgreementError, Scope, compute_agreement, list_disagreements
 from assessments.services.judging import Labels, record_judgment
 from tests.factories import AssignmentFactory, PoolEntryFactory, TopicFactory, UserFactory
 

@@ -1,8 +1,7 @@
-"""Agreement between assessors, and the admin's monitoring figures, read from the judgments in the database.
+"""Agreement between assessors, read from the judgments in the database: the figures and the disagreements.
 
-The coefficients come from assessments.metrics.agreement. This module chooses the judgments, passes them in one
-label dimension at a time, and aggregates the monitoring figures in SQL (a fixed handful of queries, however many
-assessors and topics). Choosing the judgments:
+The coefficients come from assessments.metrics.agreement. This module chooses the judgments and passes them in
+one label dimension at a time (the admin's other monitoring figures are selectors.monitoring). Choosing them:
 
 * A scope picks the phase (training, main, or all), optionally one training round, and optionally one topic.
   A training topic belongs to one round (services.assignments), so a round's judgments are those on its topics.
@@ -20,19 +19,17 @@ Touché, and the admin can trace the mean back to the pairwise kappas on the sam
 from __future__ import annotations
 
 import html
-import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass
 
 import nh3
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, F, Q, Sum, Window
-from django.db.models.functions import Substr, TruncHour
+from django.db.models import Count, F, Q, Window
+from django.db.models.functions import Substr
 
 from accounts.models import User
-from assessments.labels import DIMENSIONS, LabelValue
+from assessments.labels import DIMENSIONS
 from assessments.metrics.agreement import (
     DimensionAgreement,
     RaterAgreement,
@@ -44,22 +41,11 @@ from assessments.metrics.agreement import (
     krippendorff_alpha,
     rater_agreement,
 )
-from assessments.models import Assignment, Campaign, Document, Judgment, JudgmentEvent, Phase, Topic
-from assessments.services.assignments import workload_count
+from assessments.models import Assignment, Campaign, Document, Judgment, Phase, Topic
 
 PHASES = (Phase.TRAINING, Phase.MAIN, "all")
 ORDINAL = {"relevance": True, "quality": True, "stance": False}
 FLAG_RULE = "mean pairwise Cohen's kappa (linearly weighted for relevance and quality) below the threshold"
-
-# What makes an assessor stand out on the dashboard. Judging a document in under 3 seconds (the first time
-# bucket's edge) means it was not read, so a median under that is suspicious. A total variation distance of 0.3
-# between an assessor's labels and everyone else's means that at least 30 % of the assessor's labels would have
-# to change to match the others.
-SKEWED_DISTANCE = 0.3
-MIN_JUDGMENTS = 10  # below this a share is noise, so nobody is highlighted
-TIME_EDGES_S = (3, 10, 30, 60, 120)
-TIME_BUCKETS = ("< 3 s", "3–10 s", "10–30 s", "30–60 s", "1–2 min", "> 2 min")
-MAX_HOURLY_BUCKETS = 96  # beyond four days of hours the activity charts switch to days
 
 
 class AgreementError(ValueError):
@@ -103,6 +89,16 @@ class Scope:
         if self.topic is not None:
             text += f", topic {self.topic}"
         return text
+
+
+def training_rounds(campaign: Campaign) -> list[int]:
+    """The training rounds a scope may pick: those with assignments, and the open one while training runs."""
+    rounds = set(
+        Assignment.objects.filter(topic__campaign=campaign, phase=Phase.TRAINING).values_list("round", flat=True)
+    )
+    if campaign.phase in (Phase.SETUP, Phase.TRAINING):
+        rounds.add(campaign.training_round)
+    return sorted(rounds)
 
 
 def default_phase(campaign: Campaign) -> str:
@@ -182,6 +178,16 @@ class Agreement:
                 out[rater.rater].append((name, rater.mean_kappa))
         return dict(sorted(out.items()))
 
+    def topic_table(self) -> list[dict]:
+        """One row per topic with each dimension's figures side by side (None where a dimension lacks the topic)."""
+        rows: dict[str, dict] = {}
+        for name, dim in self.dimensions.items():
+            for topic in dim.topics:
+                rows.setdefault(topic.number, {"number": topic.number, "n_items": 0, "dims": {}})
+                rows[topic.number]["n_items"] = max(rows[topic.number]["n_items"], topic.n_items)
+                rows[topic.number]["dims"][name] = topic
+        return [{**row, "cells": [row["dims"].get(name) for name in self.dimensions]} for row in rows.values()]
+
     def to_json(self) -> dict:
         return {
             "campaign": self.campaign,
@@ -222,7 +228,8 @@ def _shared(campaign: Campaign, scope: Scope) -> _Shared:
     return _Shared(rows=rows, topics=topics, assessors=assessors)
 
 
-def _dimensions(campaign: Campaign) -> list[str]:
+def dimensions_of(campaign: Campaign) -> list[str]:
+    """The label dimensions the campaign's scheme asks, in DIMENSIONS order."""
     scheme = campaign.label_scheme
     return [name for name in DIMENSIONS if scheme.values(name)]
 
@@ -280,7 +287,7 @@ def _topic_figures(
 
 
 def _agreement(campaign: Campaign, scope: Scope, shared: _Shared) -> Agreement:
-    dimensions = _dimensions(campaign)
+    dimensions = dimensions_of(campaign)
     scheme = campaign.label_scheme
     figures = {}
     for name, items in _ratings(shared, dimensions).items():
@@ -342,7 +349,7 @@ def list_disagreements(
     topic and document order. Documents are read for the requested page only, with the first few hundred
     characters of the body for the snippet.
     """
-    dimensions = _dimensions(campaign)
+    dimensions = dimensions_of(campaign)
     if order not in DISAGREEMENT_ORDERS or (order != "total" and order not in dimensions):
         raise AgreementError(f"cannot sort by {order!r}: expected total or one of {', '.join(dimensions)}")
     shared = _shared(campaign, scope)
@@ -391,248 +398,3 @@ def _snippet(document: Document) -> str:
     if len(text) <= SNIPPET_CHARS:
         return text
     return text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " …"
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Monitoring
-
-
-@dataclass(frozen=True)
-class LabelMix:
-    """One assessor's labels on one dimension (the row "everyone" has no assessor)."""
-
-    assessor: str
-    total: int
-    shares: list[tuple[Hashable, str, float]]  # (label, label name, share), in scale order
-    distance: float | None = None  # total variation distance to everyone else's labels
-    stands_out: bool = False
-
-
-@dataclass(frozen=True)
-class Timing:
-    assessor: str
-    timed: int  # judgments with a recorded time (made on the judge page or through the API)
-    mean_s: float | None
-    buckets: list[int]  # counts per TIME_BUCKETS
-    fast: bool  # median under the first time edge (3 s)
-
-
-@dataclass(frozen=True)
-class Activity:
-    """New judgments per time bucket (first label of a document, from JudgmentEvent), over a continuous axis."""
-
-    unit: str  # "hour" or "day"
-    starts: list[datetime]
-    by_assessor: dict[str, list[int]]
-    by_topic: dict[str, list[int]]
-    by_pair: dict[tuple[str, str], list[int]]  # (assessor, topic number) -> counts
-
-    @property
-    def totals(self) -> list[int]:
-        return [sum(column) for column in zip(*self.by_assessor.values())] if self.by_assessor else []
-
-
-@dataclass(frozen=True)
-class ProgressRow:
-    assessor: str
-    topic: str
-    phase: str
-    scope: str
-    active: bool
-    judged: int
-    expected: int
-
-    @property
-    def share(self) -> float:
-        return min(1.0, self.judged / self.expected) if self.expected else 0.0
-
-
-@dataclass(frozen=True)
-class Monitoring:
-    label_mix: dict[str, list[LabelMix]]  # dimension -> everyone first, then each assessor
-    timing: list[Timing]
-    activity: Activity
-    progress: list[ProgressRow]
-    topics: list[str] = field(default_factory=list)  # topic numbers in the scope, in campaign order
-
-
-def _shares(counter: Counter, values: Sequence[LabelValue]) -> list[tuple[Hashable, str, float]]:
-    total = sum(counter.values())
-    return [(v.value, v.name, counter[v.value] / total if total else 0.0) for v in values]
-
-
-def _label_mix(campaign: Campaign, counts: dict[str, dict[str, Counter]]) -> dict[str, list[LabelMix]]:
-    """Each assessor's share of every label, beside everyone's, and how far it is from everyone else's."""
-    scheme = campaign.label_scheme
-    result = {}
-    for name in _dimensions(campaign):
-        values = getattr(scheme, name)
-        per_assessor = counts[name]
-        everyone = sum(per_assessor.values(), Counter())
-        rows = [LabelMix("", sum(everyone.values()), _shares(everyone, values))]
-        for assessor, own in sorted(per_assessor.items()):
-            others = everyone - own
-            n_own, n_others = sum(own.values()), sum(others.values())
-            distance = None
-            if n_own and n_others:
-                distance = sum(abs(own[v.value] / n_own - others[v.value] / n_others) for v in values) / 2
-            stands_out = (
-                distance is not None
-                and distance >= SKEWED_DISTANCE
-                and min(n_own, n_others) >= MIN_JUDGMENTS
-            )
-            rows.append(LabelMix(assessor, n_own, _shares(own, values), distance, stands_out))
-        result[name] = rows
-    return result
-
-
-def _tallies(campaign: Campaign, scope: Scope) -> tuple[dict[str, list[LabelMix]], list[Timing], dict[tuple, int]]:
-    """Label counts and time buckets per assessor, and judged counts per assessor and topic, in two GROUP BYs.
-
-    Two passes over the judgments, not one: grouping by assessor, topic and all three labels at once makes
-    tens of thousands of groups at 100,000 judgments and takes twice as long (bench/agreement_db.py).
-    """
-    timed = Q(time_spent_ms__gt=0, source__in=[Judgment.Source.WEB, Judgment.Source.API])
-    under = {f"under_{s}": Count("pk", filter=timed & Q(time_spent_ms__lt=s * 1000)) for s in TIME_EDGES_S}
-    rows = (
-        Judgment.objects.filter(scope.judgments(campaign))
-        .values_list("assessor__username", "relevance", "quality", "stance")
-        .annotate(n=Count("pk"), timed=Count("pk", filter=timed), time_ms=Sum("time_spent_ms", filter=timed), **under)
-        .order_by()
-    )
-    counts: dict[str, dict[str, Counter]] = {name: defaultdict(Counter) for name in DIMENSIONS}
-    times: dict[str, list[int]] = defaultdict(lambda: [0] * (2 + len(TIME_EDGES_S)))
-    for assessor, relevance, quality, stance, n, n_timed, time_ms, *below in rows:
-        counts["relevance"][assessor][relevance] += n
-        if quality is not None:
-            counts["quality"][assessor][quality] += n
-        if stance:
-            counts["stance"][assessor][stance] += n
-        tally = times[assessor]
-        tally[0] += n_timed
-        tally[1] += time_ms or 0
-        for i, count in enumerate(below):
-            tally[2 + i] += count
-    timing = []
-    for assessor, (n_timed, time_ms, *below) in sorted(times.items()):
-        cumulative = [*below, n_timed]
-        buckets = [cumulative[0]] + [b - a for a, b in zip(cumulative, cumulative[1:])]
-        timing.append(
-            Timing(
-                assessor=assessor,
-                timed=n_timed,
-                mean_s=time_ms / n_timed / 1000 if n_timed else None,
-                buckets=buckets,
-                # The median is under 3 s exactly when more than half the timed judgments are.
-                fast=n_timed >= MIN_JUDGMENTS and 2 * below[0] > n_timed,
-            )
-        )
-    judged = {
-        (assessor, topic): n
-        for assessor, topic, n in Judgment.objects.filter(scope.judgments(campaign))
-        .values_list("assessor__username", "topic__number")
-        .annotate(n=Count("pk"))
-        .order_by()
-    }
-    return _label_mix(campaign, counts), timing, judged
-
-
-def _activity(campaign: Campaign, scope: Scope) -> Activity:
-    """First labels per hour, per assessor and topic, from the history. Imports and twins' copies are no one's work."""
-    rows = (
-        JudgmentEvent.objects.filter(scope.judgments(campaign, prefix="judgment__"), revision=1)
-        .exclude(source__in=[Judgment.Source.IMPORT, Judgment.Source.DUPLICATE])
-        .annotate(hour=TruncHour("at"))
-        .values_list("hour", "assessor__username", "judgment__topic__number")
-        .annotate(n=Count("pk"))
-        .order_by("hour")
-    )
-    rows = list(rows)
-    if not rows:
-        return Activity(unit="hour", starts=[], by_assessor={}, by_topic={}, by_pair={})
-    first, last = rows[0][0], rows[-1][0]
-    unit, step = "hour", timedelta(hours=1)
-    if (last - first) / step >= MAX_HOURLY_BUCKETS:
-        unit, step = "day", timedelta(days=1)
-        first = first.replace(hour=0)
-    count = math.floor((last - first) / step) + 1
-    by_assessor: dict[str, list[int]] = defaultdict(lambda: [0] * count)
-    by_topic: dict[str, list[int]] = defaultdict(lambda: [0] * count)
-    by_pair: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0] * count)
-    for hour, assessor, topic, n in rows:
-        index = math.floor((hour - first) / step)
-        by_assessor[assessor][index] += n
-        by_topic[topic][index] += n
-        by_pair[assessor, topic][index] += n
-    return Activity(
-        unit=unit,
-        starts=[first + i * step for i in range(count)],
-        by_assessor=dict(sorted(by_assessor.items())),
-        by_topic=dict(by_topic),
-        by_pair=dict(by_pair),
-    )
-
-
-def _progress(campaign: Campaign, scope: Scope, judged: dict[tuple, int]) -> tuple[list[ProgressRow], list[str]]:
-    """Judged against expected for every assignment in the scope (deactivated ones too: their work counts)."""
-    assignments = Assignment.objects.filter(topic__campaign=campaign)
-    topics = Topic.objects.filter(campaign=campaign)
-    if scope.phase != "all":
-        assignments = assignments.filter(phase=scope.phase)
-        topics = topics.filter(is_training=scope.phase == Phase.TRAINING)
-    if scope.round is not None:
-        assignments = assignments.filter(round=scope.round)
-        topics = topics.filter(pk__in=assignments.values("topic_id"))
-    if scope.topic is not None:
-        assignments = assignments.filter(topic__number=scope.topic)
-        topics = topics.filter(number=scope.topic)
-    workload = dict(
-        topics.annotate(n=workload_count(campaign)).order_by("position", "number").values_list("number", "n")
-    )
-    rows = [
-        ProgressRow(
-            assessor=username, topic=number, phase=phase, scope=kind, active=active,
-            judged=judged.get((username, number), 0),
-            expected=items if kind == Assignment.Scope.OVERLAP else workload.get(number, 0),
-        )
-        for username, number, phase, kind, active, items in assignments.annotate(item_count=Count("items"))
-        .order_by("assessor__username", "topic__position", "topic__number")
-        .values_list("assessor__username", "topic__number", "phase", "scope", "active", "item_count")
-    ]
-    return rows, list(workload)
-
-
-def monitoring(*, campaign: Campaign, scope: Scope) -> Monitoring:
-    """The dashboard's monitoring figures in five queries: two judgment tallies, activity, workloads, assignments."""
-    label_mix, timing, judged = _tallies(campaign, scope)
-    progress, topics = _progress(campaign, scope, judged)
-    return Monitoring(
-        label_mix=label_mix, timing=timing, activity=_activity(campaign, scope), progress=progress, topics=topics
-    )
-
-
-@dataclass(frozen=True)
-class Dashboard:
-    scope: Scope
-    agreement: Agreement
-    monitoring: Monitoring
-    rounds: list[int]
-
-
-def training_rounds(campaign: Campaign) -> list[int]:
-    rounds = set(
-        Assignment.objects.filter(topic__campaign=campaign, phase=Phase.TRAINING).values_list("round", flat=True)
-    )
-    if campaign.phase in (Phase.SETUP, Phase.TRAINING):
-        rounds.add(campaign.training_round)
-    return sorted(rounds)
-
-
-def dashboard(*, campaign: Campaign, scope: Scope) -> Dashboard:
-    """Agreement and monitoring for the admin's page: nine queries, however many assessors and topics."""
-    return Dashboard(
-        scope=scope,
-        agreement=compute_agreement(campaign=campaign, scope=scope),
-        monitoring=monitoring(campaign=campaign, scope=scope),
-        rounds=training_rounds(campaign),
-    )

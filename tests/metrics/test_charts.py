@@ -1,0 +1,160 @@
+"""The dashboard's chart geometry: points land where the numbers say, the largest value reaches the top, labels
+stay inside the chart, and colours order from worse to better. Figures are plain objects, as the module reads
+them by attribute only."""
+
+import re
+from datetime import datetime, timedelta
+from types import SimpleNamespace
+
+import pytest
+
+from assessments import charts
+from assessments.charts import CHART_H, CHART_W, PAD_B, PAD_L, PAD_R, PAD_T
+from assessments.metrics.agreement import PairKappa, RaterAgreement
+
+BOTTOM, TOP, LEFT, RIGHT = CHART_H - PAD_B, PAD_T, PAD_L, CHART_W - PAD_R
+
+
+def points(polyline: str) -> list[tuple[float, float]]:
+    return [tuple(map(float, point.split(","))) for point in polyline.split()]
+
+
+def hue(colour: str) -> float:
+    return float(re.match(r"hsl\((\d+) ", colour).group(1))
+
+
+def hours(n: int, start=datetime(2024, 3, 4, 9)) -> list[datetime]:
+    return [start + timedelta(hours=i) for i in range(n)]
+
+
+class TestKappaColour:
+    def test_it_runs_from_red_through_amber_to_green_as_agreement_rises(self):
+        hues = [hue(charts.kappa_colour(k, threshold=0.6)) for k in (-0.3, 0.0, 0.3, 0.6, 0.8, 1.0)]
+
+        assert hues[:2] == [0, 0]  # at or below chance
+        assert hues == sorted(hues)
+        assert hues[3] == 60 and hues[-1] == 130  # the pass mark is yellow, perfect agreement green
+
+    def test_an_undefined_kappa_is_grey(self):
+        assert charts.kappa_colour(None, threshold=0.6) == "#ecebe8"
+
+
+class TestLineChart:
+    def test_each_assessor_is_a_cumulative_line_and_the_largest_total_reaches_the_top(self):
+        chart = charts.line_chart(hours(3), {"alice": [2, 0, 2], "bob": [1, 1, 0]})
+
+        alice, bob = (points(line["points"]) for line in chart["lines"])
+        assert [line["total"] for line in chart["lines"]] == [4, 2]
+        assert [x for x, _ in alice] == [LEFT, (LEFT + RIGHT) / 2, RIGHT]
+        assert [y for _, y in alice] == pytest.approx([BOTTOM - (BOTTOM - TOP) * v / 4 for v in (2, 2, 4)], abs=0.05)
+        assert bob[-1][1] == pytest.approx((BOTTOM + TOP) / 2, abs=0.05)  # 2 of 4: half way up
+        assert chart["y_ticks"] == [(BOTTOM, 0), ((BOTTOM + TOP) / 2, 2), (TOP, 4)]
+
+    def test_a_single_hour_is_drawn_across_the_whole_width(self):
+        chart = charts.line_chart(hours(1), {"alice": [3]})
+
+        assert [x for x, _ in points(chart["lines"][0]["points"])] == [LEFT, RIGHT]
+
+    def test_no_activity_draws_no_chart(self):
+        assert charts.line_chart([], {}) is None
+
+
+class TestBarChart:
+    def test_bar_heights_are_proportional_and_the_tallest_fills_the_height(self):
+        chart = charts.bar_chart(hours(4), [4, 2, 0, 1], "hour")
+
+        heights = [bar["h"] for bar in chart["bars"]]
+        assert heights == pytest.approx([(BOTTOM - TOP) * n / 4 for n in (4, 2, 0, 1)])
+        assert all(bar["y"] + bar["h"] == pytest.approx(BOTTOM) for bar in chart["bars"])
+        assert chart["bars"][0]["title"] == "04 Mar 09:00: 4"
+        xs = [bar["x"] for bar in chart["bars"]]
+        assert xs == sorted(xs) and xs[0] > LEFT and xs[-1] + chart["bars"][-1]["w"] < RIGHT
+
+
+class TestTicks:
+    def test_within_one_day_ticks_are_times_and_the_caption_gives_the_day(self):
+        chart = charts.line_chart(hours(12), {"alice": [1] * 12})
+
+        texts = [text for _, text, _ in chart["x_ticks"]]
+        assert texts[0] == "09:00" and texts[-1] == "20:00" and 3 <= len(texts) <= 7
+        assert chart["day"] == "Mon 04 Mar 2024"
+
+    def test_the_outermost_labels_are_anchored_inwards(self):
+        ticks = charts.line_chart(hours(30), {"alice": [1] * 30})["x_ticks"]
+
+        assert ticks[0][0] == LEFT and ticks[0][2] == "start"
+        assert ticks[-1][0] == RIGHT and ticks[-1][2] == "end"
+        assert {anchor for _, _, anchor in ticks[1:-1]} == {"middle"}
+
+
+class TestSparkline:
+    def test_it_climbs_to_the_share_of_the_target_reached(self):
+        line = points(charts.sparkline([1, 1, 2], expected=8, w=120, h=22))
+
+        assert [x for x, _ in line] == [0, 60, 120]
+        # 4 of 8 judged: half way up the 20 pixels between the bottom (21) and the top (1).
+        assert line[-1][1] == pytest.approx(21 - 20 * 4 / 8)
+
+    def test_more_than_the_target_is_scaled_to_the_total(self):
+        line = points(charts.sparkline([5, 5], expected=4))
+
+        assert line[-1][1] == pytest.approx(1.0)
+
+
+class TestTables:
+    def test_the_largest_cell_is_darkest_and_an_empty_one_nearly_white(self):
+        table = charts.shaded_table([[10, 0], [3, 6]], categories=(0, 1))
+
+        cells = [cell for _, row in table["rows"] for cell in row]
+        assert [c["alpha"] for c in cells] == [0.88, 0.08, 0.32, 0.56]
+        assert [c["dark"] for c in cells] == [True, False, False, True]
+
+    def test_the_confusion_of_all_pairs_is_symmetric(self):
+        report = SimpleNamespace(categories=(0, 1, 2), confusion={("a", "b"): [[1, 2, 0], [0, 3, 1], [0, 0, 4]]})
+
+        counts = [[cell["n"] for cell in row] for _, row in charts.pooled_confusion(report)["rows"]]
+        assert counts == [[2, 2, 0], [2, 6, 1], [0, 1, 8]]
+
+
+def test_the_heatmap_is_symmetric_with_means_and_flags():
+    report = SimpleNamespace(
+        ordinal=True,
+        cohen=[PairKappa("bob", "alice", 12, 0.5, 0.7), PairKappa("alice", "carol", 10, 0.1, 0.2)],
+    )
+    dim = SimpleNamespace(
+        report=report,
+        assessors=[RaterAgreement("alice", 0.45, 2), RaterAgreement("bob", 0.7, 1), RaterAgreement("carol", 0.2, 1)],
+        flagged=[RaterAgreement("carol", 0.2, 1)],
+    )
+
+    heatmap = charts.kappa_heatmap(dim, threshold=0.4)
+
+    assert heatmap["names"] == ["alice", "bob", "carol"]
+    grid = {(row["name"], cell["other"]): cell["value"] for row in heatmap["rows"] for cell in row["cells"]}
+    assert grid["alice", "bob"] == grid["bob", "alice"] == 0.7  # the weighted kappa of an ordinal scale
+    assert grid["bob", "carol"] is None and grid["alice", "alice"] is None
+    assert [(row["mean"], row["flagged"]) for row in heatmap["rows"]] == [(0.45, False), (0.7, False), (0.2, True)]
+
+
+def test_time_segments_share_each_assessors_timed_judgments():
+    timing = [SimpleNamespace(timed=10, buckets=[5, 0, 3, 2, 0, 0]), SimpleNamespace(timed=0, buckets=[0] * 6)]
+
+    rows = charts.time_segments(timing, labels=("a", "b", "c", "d", "e", "f"))
+
+    assert [(s["label"], s["share"]) for s in rows[0]["segments"]] == [("a", 50.0), ("c", 30.0), ("d", 20.0)]
+    assert rows[1]["segments"] == []
+
+
+def test_label_mix_bars_darken_along_an_ordinal_scale_and_name_stances_in_the_legend():
+    mix = {
+        "relevance": [SimpleNamespace(shares=[(0, "Not", 0.5), (1, "Rel", 0.0), (2, "High", 0.5)])],
+        "stance": [SimpleNamespace(shares=[("PRO", "Pro", 1.0), ("CON", "Con", 0.0)])],
+    }
+
+    relevance, stance = charts.label_mix_bars(mix)
+
+    lightness = [float(re.search(r"(\d+)%\)$", colour).group(1)) for _, colour in relevance["legend"]]
+    assert lightness == sorted(lightness, reverse=True)
+    assert [(s["name"], s["share"], s["text"]) for s in relevance["rows"][0]["segments"]] == [("Not", 50.0, 0), ("High", 50.0, 2)]
+    assert [name for name, _ in stance["legend"]] == ["Pro", "Con"]
+    assert stance["rows"][0]["segments"][0]["text"] == ""

@@ -13,7 +13,7 @@ from assessments.labels import DIMENSIONS, LabelScheme
 
 @dataclass(frozen=True)
 class Command:
-    action: str  # the name judge.js dispatches on
+    action: str  # the name static/annotation/judge/main.js dispatches on
     keys: tuple[str, ...]  # KeyboardEvent.key values
     description: str
 
@@ -27,6 +27,7 @@ COMMANDS = (
     Command("highlight", ("h",), "Highlight topic terms and objects on/off"),
     Command("plain", ("t",), "Plain text / formatted document"),
     Command("flag", ("m",), "Flag: unsure / needs discussion"),
+    Command("undo", ("z",), "Undo relevance 0 clearing quality and stance"),
     Command("note", ("i",), "Write a note (Esc to leave the note)"),
     Command("guidelines", ("g",), "Guidelines"),
     Command("help", ("?",), "This list of keys"),
@@ -36,7 +37,7 @@ COMMANDS = (
 
 
 def keymap(scheme: LabelScheme) -> dict:
-    """Label and command keys for judge.js and the `?` overlay; label keys win any clash."""
+    """Label and command keys for the judge page's script and the `?` overlay; label keys win any clash."""
     labels = [
         {"key": value.key, "dimension": dimension, "value": value.value, "name": value.name}
         for dimension in DIMENSIONS

@@ -2,7 +2,9 @@
 
 Labels are saved by the page's script through the assessor API (annotation.api), so these views
 only read. Every id in a URL is resolved through assessments.access (404 unless it is the
-viewer's own active assignment).
+viewer's own active assignment). The judge page moves between documents without leaving the page: its
+script asks for the same URL with htmx's header and swaps in the document partial, so keys typed while
+the next document loads wait for it instead of landing on the one being left.
 """
 
 from django.contrib.auth.decorators import login_required
@@ -10,6 +12,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.vary import vary_on_headers
 
 from assessments import access
 from assessments.models import Document, Phase
@@ -41,6 +45,8 @@ def resume(request: HttpRequest, assignment_id: int) -> HttpResponse:
     return redirect("annotation:judge", assignment.pk, position)
 
 
+@never_cache  # labels change: a page from the cache (or the back button) would show an old version
+@vary_on_headers("HX-Request")
 @login_required
 def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpResponse:
     assignment = access.get_assignment_for_assessor(request.user, assignment_id)
@@ -56,6 +62,8 @@ def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpRespon
         "entry": here.entry_id,
         "position": position,
         "total": here.total,
+        "title": f"{position}/{here.total} · Topic {topic.number}",
+        "hasText": document.has_text,
         # Judged elsewhere in the queue, so the page can count this document in or out live.
         "judgedElsewhere": here.judged - here.is_judged,
         "followingUnjudged": here.following_unjudged,
@@ -85,7 +93,7 @@ def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpRespon
         "commands": payload["keys"]["commands"],
         "payload": payload,
     }
-    response = render(request, "annotation/judge.html", context)
+    response = render(request, "annotation/_document.html" if request.htmx else "annotation/judge.html", context)
     response["Content-Security-Policy"] = JUDGE_PAGE_CSP
     return response
 

@@ -12,8 +12,8 @@ sanitiser's cache does not flatter the figures).
 
 Then it starts gunicorn on a free 127.0.0.1 port against that database and lets 50 simulated
 assessors work at once, each over its own keep-alive connection: open the judge page at the
-document to judge, think, save a label (PUT to the assessor API, as judge.js does), think, go to
-the next document. Think time defaults to 1-3 s between steps, about ten times faster than real
+document to judge, think, save a label (PATCH to the assessor API with the revision the page showed,
+as the judge page's script does), think, go to the next document. Think time defaults to 1-3 s between steps, about ten times faster than real
 assessors (Campaign.seconds_per_judgment is 30). Every worker is warmed up first (one page per
 assessor), then `--duration` seconds are measured.
 
@@ -362,7 +362,7 @@ def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
 
 
 ACCESS_LOG = Path(os.environ.get("TMPDIR", "/tmp")) / f"{DB_NAME}.access.log"
-SAVE_URL = re.compile(r'"saveUrl": "([^"]+)"')
+PAGE_DATA = re.compile(r'<script id="judge-data" type="application/json">(.*?)</script>', re.DOTALL)
 
 
 def run_load(port: int, sessions: list[dict], *, duration: float, think: tuple[float, float]) -> dict:
@@ -418,13 +418,17 @@ def run_load(port: int, sessions: list[dict], *, duration: float, think: tuple[f
             page = request("page", "GET", page_url())
             if page is None:
                 break
-            match = SAVE_URL.search(page.decode())
+            data = json.loads(PAGE_DATA.search(page.decode()).group(1))
             time.sleep(rng.uniform(*think))
             relevance = rng.choice((0, 1, 2))
-            labels = {"relevance": relevance, "time_spent_ms": rng.randint(5000, 60000)}
+            # The page sends only what changed, with the revision it showed (0: not judged yet).
+            seen = data["judgment"]
+            labels = {"relevance": relevance, "time_spent_ms": rng.randint(5000, 60000), "base_revision": seen["revision"] if seen else 0}
             if relevance:
                 labels |= {"quality": rng.choice((0, 1, 2)), "stance": rng.choice(("FIRST", "SECOND", "NEUTRAL", "NO"))}
-            saved = request("save", "PUT", match.group(1), json.dumps(labels),
+            elif seen and (seen["quality"] is not None or seen["stance"]):
+                labels |= {"quality": None, "stance": ""}  # relevance 0 clears the details
+            saved = request("save", "PATCH", data["saveUrl"], json.dumps(labels),
                             {"Content-Type": "application/json", "X-CSRFToken": session["csrf"]})
             if saved is None:
                 break

@@ -167,7 +167,7 @@ def queue_position(assignment: Assignment, position: int) -> QueuePosition | Non
     return QueuePosition(*place, labels=dict(zip(_OWN_LABELS, labels, strict=True)) if place[5] else None)
 
 
-_OWN_LABELS = ("relevance", "quality", "stance", "note", "flagged", "time_spent_ms", "source")
+_OWN_LABELS = ("relevance", "quality", "stance", "note", "flagged", "time_spent_ms", "source", "revision")
 
 
 def resume_position(assignment: Assignment) -> int | None:

@@ -10,7 +10,7 @@ def test_every_preset_keeps_all_command_letters():
         label_keys = {label["key"] for label in keys["labels"]}
         command_keys = {key for command in keys["commands"] for key in command["keys"]}
         assert not label_keys & command_keys, name
-        assert {"j", "k", "u", "h", "t", "m", "i", "g", "?"} <= command_keys, name
+        assert {"j", "k", "u", "h", "t", "m", "z", "i", "g", "?"} <= command_keys, name
 
 
 def test_labels_carry_their_dimension_value_and_key():

@@ -128,6 +128,23 @@ def test_the_page_carries_only_the_viewers_own_labels(login, assignment, bob_ass
     assert (second["judgedElsewhere"], second["precedingUnjudged"], second["followingUnjudged"]) == (0, 1, 3)
 
 
+def test_moving_on_fetches_only_the_document_part_with_its_data(login, assignment, pool):
+    judge(pool[1], assignment.assessor, 2, quality=1)
+    client = login(assignment.assessor)
+    response = client.get(reverse("annotation:judge", args=[assignment.pk, 2]), headers={"HX-Request": "true"})
+    part = response.content.decode()
+    assert response.status_code == 200 and "<html" not in part and "topic-panel" not in part
+    assert part.index('id="judge-data"') < part.index('id="doc-head-main"') < part.index('id="doc-content"')
+    assert pool[1].document.title in part and "Cats are independent" in part
+    data = payload(response)
+    assert (data["position"], data["entry"], data["title"]) == (2, pool[1].pk, "2/3 · Topic 1")
+    assert (data["judgment"]["relevance"], data["judgment"]["quality"], data["judgment"]["revision"]) == (2, 1, 1)
+    assert "script-src 'self'" in response["Content-Security-Policy"]
+    # Neither version may come from a cache: the page and its part share the URL, and labels change.
+    for answer in (response, judge_page(client, assignment, 2)):
+        assert "no-store" in answer["Cache-Control"] and "HX-Request" in answer["Vary"]
+
+
 @pytest.mark.parametrize("position", [0, 4, 99])
 def test_positions_outside_the_queue_are_404(login, assignment, pool, position):
     assert judge_page(login(assignment.assessor), assignment, position).status_code == 404
@@ -156,6 +173,8 @@ def test_the_judge_page_costs_the_same_queries_whatever_the_pool_size(login, ass
     assert counts[0] == counts[1]
     with django_assert_max_num_queries(5):
         judge_page(client, assignment, 3)
+    with django_assert_max_num_queries(5):
+        client.get(reverse("annotation:judge", args=[assignment.pk, 3]), headers={"HX-Request": "true"})
     with django_assert_max_num_queries(3):
         client.get(reverse("annotation:my_work"))
 

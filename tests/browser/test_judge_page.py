@@ -139,7 +139,8 @@ def test_a_hostile_document_runs_nothing(page, log_in, assignment, pool):
     dialogs = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     log_in(assignment.assessor)
-    page.goto(reverse("annotation:judge", args=[assignment.pk, 1]))
+    page.goto(reverse("annotation:judge", args=[assignment.pk, 2]))
+    page.keyboard.press("k")  # swapped into the page, not loaded as a page of its own
     expect(page.locator("#doc-rich")).to_contain_text("Cats and dogs.")
     page.hover("text=Hover me")
     page.keyboard.press("t")  # the plain-text view is built from the document's text

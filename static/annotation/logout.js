@@ -23,8 +23,10 @@ if (form && dialog) {
     button.disabled = false;
     button.textContent = "Log out";
     if (!unsaved) return logOut();
-    document.getElementById("logout-unsaved").textContent =
-      `${unsaved} label${unsaved === 1 ? " is" : "s are"} not saved: ` + (saves.status.problem || "the server refused or is waiting for a choice") + ".";
+    const items = saves.all();
+    const why = items.some((i) => i.conflict) ? "changed elsewhere meanwhile, waiting for you to choose a version"
+      : items.some((i) => i.error) ? "refused by the server" : saves.status.problem || "no answer from the server";
+    document.getElementById("logout-unsaved").textContent = `${unsaved} label${unsaved === 1 ? " is" : "s are"} not saved: ${why}.`;
     dialog.showModal();
   });
   dialog.querySelector('[data-logout="stay"]').addEventListener("click", () => dialog.close());

@@ -13,7 +13,9 @@
  */
 
 const BEAT_MS = 5000;
-const GONE_MS = 20000; // a page that has not beaten for this long is gone
+// A page that has not beaten for this long is gone. Long, because browsers slow the timers of hidden tabs to
+// one a minute; a page that closes says so at once (pagehide), so only a crash waits this long.
+const GONE_MS = 180000;
 const MAX_BACKOFF_MS = 30000;
 
 export const TAB = Math.random().toString(36).slice(2, 10) + Date.now().toString(36);
@@ -36,11 +38,13 @@ export function start(options) {
   if (options.live && !beating) {
     beating = setInterval(beat, BEAT_MS);
     beat();
-    window.addEventListener("pagehide", () => setBeat(null));
-    window.addEventListener("pageshow", beat);
+    window.addEventListener("pagehide", () => { shown = false; setBeat(null); });
+    window.addEventListener("pageshow", () => { shown = true; beat(); });
+    document.addEventListener("visibilitychange", beat); // a hidden tab's timer is slowed: beat when it shows
   }
 }
 let beating = null;
+let shown = true; // false once the page is being left (pagehide), so nothing marks it alive again
 
 const itemsKey = () => "touchstone.pending." + user;
 const tabsKey = () => "touchstone.tabs." + user;
@@ -56,11 +60,11 @@ function load() { return status.storageBroken ? memory : readJSON(itemsKey()); }
 function store(items) { memory = items; writeJSON(itemsKey(), items); emit("change"); }
 function emit(type, detail) { events.dispatchEvent(new CustomEvent(type, { detail })); }
 
-function beat() { setBeat(Date.now()); }
+function beat() { if (shown) setBeat(Date.now()); }
 function setBeat(at) {
   if (ended) return;
   const tabs = readJSON(tabsKey());
-  for (const [tab, seen] of Object.entries(tabs)) if (Date.now() - seen > 3 * GONE_MS) delete tabs[tab];
+  for (const [tab, seen] of Object.entries(tabs)) if (Date.now() - seen > GONE_MS) delete tabs[tab];
   if (at) tabs[TAB] = at; else delete tabs[TAB];
   writeJSON(tabsKey(), tabs);
 }

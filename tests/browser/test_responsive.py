@@ -45,11 +45,14 @@ OFFENDERS = """() => {
 
 @pytest.fixture
 def demo(db):
-    """The demo campaign (`make demo`) with labels from both assessors, so agreement and results have figures."""
+    """The demo campaign (`make demo`) with labels from both assessors, so agreement and results have figures;
+    the first document of each main-phase topic is left to judge."""
     call_command("load_demo", stdout=open(os.devnull, "w"))
     campaign = Campaign.objects.get(slug="demo")
     for assignment in Assignment.objects.filter(topic__campaign=campaign).select_related("topic", "assessor"):
-        for n, entry in enumerate(PoolEntry.objects.filter(topic=assignment.topic).select_related("document").order_by("order")):
+        for n, entry in enumerate(PoolEntry.objects.filter(topic=assignment.topic).select_related("document").order_by("order", "pk")):
+            if n == 0 and assignment.phase == "main":
+                continue
             relevance = (n + assignment.assessor.pk) % 3
             record_judgment(
                 topic=assignment.topic, document=entry.document, assessor=assignment.assessor, phase=assignment.phase,
@@ -95,6 +98,7 @@ def shoot(page, context, name):
 
 def check_fits(page, context, name):
     page.wait_for_load_state("load")
+    page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")  # folded parts fit too
     shoot(page, context, name)
     fit = page.evaluate(OFFENDERS)
     assert fit["out"] == [], (name, context.size, fit)
@@ -113,6 +117,7 @@ def test_no_page_overflows_the_screen_sideways(screen, live_server, demo):
 
     page = signed_in(screen, live_server, "ada")
     slug = demo.slug
+    disputed = PoolEntry.objects.filter(topic__campaign=demo, topic__is_training=True).order_by("order", "pk").first().document
     for name, url in [
         ("campaigns", reverse("assessments:campaign_list")),
         ("campaign", reverse("assessments:campaign", args=[slug])),
@@ -121,7 +126,10 @@ def test_no_page_overflows_the_screen_sideways(screen, live_server, demo):
         ("assignments", reverse("assessments:assignments", args=[slug])),
         ("agreement", reverse("assessments:agreement", args=[slug])),
         ("disagreements", reverse("assessments:disagreements", args=[slug])),
+        ("agreement-document", reverse("assessments:agreement_document", args=[slug, disputed.pk])),
         ("leaderboard", reverse("assessments:leaderboard", args=[slug])),
+        ("compare", reverse("assessments:compare_runs", args=[slug])),
+        ("reusability", reverse("assessments:reusability", args=[slug])),
         ("qrels", reverse("assessments:qrels", args=[slug])),
     ]:
         page.goto(url)
@@ -137,7 +145,6 @@ def test_every_label_button_can_be_tapped_and_saves_with_the_document_readable(s
     page = signed_in(screen, live_server, "alice")
     assignment = Assignment.objects.filter(assessor__username="alice", phase="main").get()
     entry = PoolEntry.objects.filter(topic=assignment.topic).order_by("order", "pk").first()
-    Judgment.objects.filter(assessor=assignment.assessor, document=entry.document).delete()
     page.goto(reverse("annotation:judge", args=[assignment.pk, 1]))
     expect(page.locator("#save-state")).to_have_text("Not judged yet")
     viewport = page.viewport_size

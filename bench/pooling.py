@@ -31,6 +31,7 @@ use_database(BENCH_DB)
 def generate_runs(campaign, topics, *, runs: int, lines: int, candidates: int, seed: int = 1) -> None:
     from django.db import connection
 
+    from assessments.metrics.evaluation import single_precision_order
     from assessments.models import Run
 
     rng = np.random.default_rng(seed)
@@ -61,12 +62,16 @@ def generate_runs(campaign, topics, *, runs: int, lines: int, candidates: int, s
                 by_rank = np.lexsort((docs, -rank))[::-1]  # rank asc, ties by doc id desc
                 in_rank_order = score_pos[by_rank]  # the lines in rank order, as 1-based indices into the score order
                 indices = "\\N" if (in_rank_order == np.arange(1, lines + 1)).all() else "{" + ",".join(map(str, in_rank_order.tolist())) + "}"
+                single = single_precision_order(docs[by_score].tolist(), scores[by_score].tolist())
+                single = "\\N" if single is None else "{" + ",".join(str(i + 1) for i in single) + "}"
                 buffer.write(
                     f"{run_id}\t{topic.pk}\t{lines}\t{{{','.join(docs[by_score].tolist())}}}\t{{{','.join(map(str, rank[by_score].tolist()))}}}"
-                    f"\t{{{','.join(map(repr, scores[by_score].tolist()))}}}\t\\N\t{indices}\n"
+                    f"\t{{{','.join(map(repr, scores[by_score].tolist()))}}}\t\\N\t{indices}\t{single}\n"
                 )
             buffer.seek(0)
-            cursor.copy_expert("COPY assessments_ranking (run_id, topic_id, length, docs, ranks, scores, stances, by_rank) FROM STDIN", buffer)
+            cursor.copy_expert(
+                "COPY assessments_ranking (run_id, topic_id, length, docs, ranks, scores, stances, by_rank, by_single) FROM STDIN", buffer
+            )
         cursor.execute("ANALYZE assessments_ranking")
 
 

@@ -1,9 +1,12 @@
 """Stored runs (models.Ranking) for tests: written from hand-made lines and read back line by line.
 
-Both orders are worked out here, independently of the importer, from the rules in Ranking's docstring and the
-README of the real Touché files: score descending with ties by document id descending (trec_eval), and the rank
-column ascending with ties by document id descending.
+The orders are worked out here, independently of the importer, from the rules in Ranking's docstring and the
+README of the real Touché files: score descending with ties by document id descending (trec_eval 10), the same
+with each score first rounded to a C float (trec_eval 9), and the rank column ascending with ties by document
+id descending.
 """
+
+import numpy as np
 
 from assessments.models import Ranking
 
@@ -11,6 +14,11 @@ from assessments.models import Ranking
 def score_order(lines):
     """lines: (doc, rank, score, …) -> the lines by score descending, ties by doc id descending."""
     return sorted(lines, key=lambda line: (line[2], line[0]), reverse=True)
+
+
+def single_order(lines):
+    """The lines by score as a C float (numpy's float32 rounds the same way) descending, ties by doc id descending."""
+    return sorted(lines, key=lambda line: (float(np.float32(line[2])), line[0]), reverse=True)
 
 
 def rank_order(lines):
@@ -24,12 +32,14 @@ def store_ranking(run, topic, lines) -> Ranking:
     by_score = score_order(lines)
     index = {line[0]: i for i, line in enumerate(by_score, 1)}
     by_rank = [index[line[0]] for line in rank_order(lines)]
+    by_single = [index[line[0]] for line in single_order(lines)]
     stances = [line[3] if len(line) > 3 else None for line in by_score]
     return Ranking.objects.create(
         run=run, topic=topic, length=len(lines),
         docs=[line[0] for line in by_score], ranks=[line[1] for line in by_score], scores=[line[2] for line in by_score],
         stances=stances if any(stances) else None,
         by_rank=None if by_rank == list(range(1, len(lines) + 1)) else by_rank,
+        by_single=None if by_single == list(range(1, len(lines) + 1)) else by_single,
     )
 
 

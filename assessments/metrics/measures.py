@@ -24,8 +24,9 @@ from __future__ import annotations
 import heapq
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 RELEVANT = 1
 """trec_eval's default relevance level: labels from here up are relevant for P, AP, RR and bpref."""
@@ -46,6 +47,19 @@ def precision_at_k(ranking: Ranking, qrels: Qrels, k: int) -> float:
     return sum(1 for doc in ranking[:k] if qrels.get(doc, 0) >= RELEVANT) / k
 
 
+def judged_positions(ranking: Ranking, qrels: Qrels) -> list[tuple[int, int]]:
+    """(1-based position, label) of the ranking's judged documents, best first.
+
+    The measures that read a whole ranking (AP, RR, bpref, nDCG') only look at its judged documents. A run
+    retrieves a thousand documents per topic and the qrels hold a few dozen, so finding the judged ones through
+    a position index built in C beats testing every document in a Python loop by a factor of ten or more.
+    """
+    if len(ranking) <= 4 * len(qrels):
+        return [(position, qrels[doc]) for position, doc in enumerate(ranking, 1) if doc in qrels]
+    where = dict(zip(ranking, range(1, len(ranking) + 1)))
+    return sorted((where[doc], label) for doc, label in qrels.items() if doc in where)
+
+
 def average_precision(ranking: Ranking, qrels: Qrels) -> float:
     """trec_eval's ``map`` for one topic: precision at each relevant document retrieved, summed, divided by the
     number of relevant documents in the qrels (retrieved or not). 0 when the topic has none."""
@@ -53,8 +67,8 @@ def average_precision(ranking: Ranking, qrels: Qrels) -> float:
     if not relevant:
         return 0.0
     found, total = 0, 0.0
-    for position, doc in enumerate(ranking, 1):
-        if qrels.get(doc, 0) >= RELEVANT:
+    for position, label in judged_positions(ranking, qrels):
+        if label >= RELEVANT:
             found += 1
             total += found / position
     return total / relevant
@@ -62,8 +76,8 @@ def average_precision(ranking: Ranking, qrels: Qrels) -> float:
 
 def reciprocal_rank(ranking: Ranking, qrels: Qrels) -> float:
     """trec_eval's ``recip_rank``: 1 / the position of the first relevant document, 0 without one."""
-    for position, doc in enumerate(ranking, 1):
-        if qrels.get(doc, 0) >= RELEVANT:
+    for position, label in judged_positions(ranking, qrels):
+        if label >= RELEVANT:
             return 1 / position
     return 0.0
 
@@ -78,9 +92,8 @@ def bpref(ranking: Ranking, qrels: Qrels) -> float:
     relevant = sum(1 for label in qrels.values() if label >= RELEVANT)
     nonrelevant = sum(1 for label in qrels.values() if 0 <= label < RELEVANT)
     nonrel_so_far, total = 0, 0.0
-    for doc in ranking:
-        label = qrels.get(doc)
-        if label is None or label < 0:
+    for _, label in judged_positions(ranking, qrels):
+        if label < 0:
             continue
         if label < RELEVANT:
             nonrel_so_far += 1
@@ -99,25 +112,27 @@ def ndcg_at_k(ranking: Ranking, qrels: Qrels, k: int) -> float:
     topic with no positive label scores 0 (trec_eval leaves the DCG, then 0, undivided).
     """
     check_cutoff(k)
-    dcg = 0.0
-    for i, doc in enumerate(ranking[:k]):
-        gain = qrels.get(doc, 0)
-        if gain > 0:
-            dcg += gain / math.log2(i + 2)
-    ideal_dcg = 0.0
-    for i, gain in enumerate(heapq.nlargest(k, (label for label in qrels.values() if label > 0))):
-        ideal_dcg += gain / math.log2(i + 2)
-    return dcg / ideal_dcg if ideal_dcg > 0 else 0.0
-
-
-def condensed(ranking: Ranking, qrels: Qrels) -> list[str]:
-    """The ranking without the documents trec_eval ``-J`` drops: those without a label of 0 or more."""
-    return [doc for doc in ranking if qrels.get(doc, -1) >= 0]
+    return _ndcg((qrels.get(doc, 0) for doc in ranking[:k]), qrels, k)
 
 
 def condensed_ndcg_at_k(ranking: Ranking, qrels: Qrels, k: int) -> float:
-    """Sakai's nDCG'@k: ``trec_eval -J -m ndcg_cut.k``."""
-    return ndcg_at_k(condensed(ranking, qrels), qrels, k)
+    """Sakai's nDCG'@k: ``trec_eval -J -m ndcg_cut.k``, nDCG@k of the ranking without the documents ``-J`` drops
+    (those without a label of 0 or more)."""
+    check_cutoff(k)
+    return _ndcg((label for _, label in judged_positions(ranking, qrels) if label >= 0), qrels, k)
+
+
+def _ndcg(gains: Iterable[int], qrels: Qrels, k: int) -> float:
+    ideal_dcg = _dcg(heapq.nlargest(k, (label for label in qrels.values() if label > 0)))
+    return _dcg(islice(gains, k)) / ideal_dcg if ideal_dcg > 0 else 0.0
+
+
+def _dcg(gains: Iterable[int]) -> float:
+    dcg = 0.0
+    for i, gain in enumerate(gains):
+        if gain > 0:
+            dcg += gain / math.log2(i + 2)
+    return dcg
 
 
 def judged_at_k(ranking: Ranking, qrels: Qrels, k: int) -> float:

@@ -30,7 +30,10 @@ class Ranking(models.Model):
     The lists are in trec_eval's order (score descending, ties by document id descending; see
     metrics.evaluation.order_run), so the first k elements are what nDCG@k reads. `by_rank` lists the
     1-based indices of the same lines in the order of the submitted rank column (Touché's pooling order),
-    or is null when both orders agree. Both orders are computed once, at import.
+    or is null when both orders agree. `by_single` does the same for trec_eval 9's order (scores compared in
+    single precision, as pytrec_eval does: see metrics.evaluation), null when it is the score order, as it is
+    unless two scores differ only beyond single precision. All orders are computed once, at import, so no
+    evaluation reads a score.
 
     One row per run and topic instead of one per line: Touché's largest campaign (84 runs × 50 topics ×
     1,000 lines) is 4,200 rows, which COPY stores in a second or two where 4.2 M rows and their indexes took
@@ -47,6 +50,7 @@ class Ranking(models.Model):
     scores = ListField("double precision")
     stances = ListField("text", null=True, blank=True)  # null when no line of the run has one for this topic
     by_rank = ListField("integer", null=True, blank=True)
+    by_single = ListField("integer", null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "topic"], name="ranking_unique_run_topic")]

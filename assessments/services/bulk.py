@@ -440,7 +440,7 @@ def store_rankings(rankings: Iterable[tuple[int, _RankingRow]]) -> None:
         Ranking.objects.bulk_create([Ranking(run_id=run_id, **ranking._asdict()) for run_id, ranking in batch])
 
 
-_RANKING_COLUMNS = "run_id, topic_id, length, docs, ranks, scores, stances, by_rank"
+_RANKING_COLUMNS = "run_id, topic_id, length, docs, ranks, scores, stances, by_rank, by_single"
 _RANKINGS_PER_INSERT = 20  # a ranking holds up to a thousand lines
 
 
@@ -457,9 +457,10 @@ class _RankingCopy:
         for run_id, r in self.rankings:
             stances = _COPY_NULL if r.stances is None else _array_literal(r.stances)
             by_rank = _COPY_NULL if r.by_rank is None else _numbers_literal(r.by_rank)
+            by_single = _COPY_NULL if r.by_single is None else _numbers_literal(r.by_single)
             lines.append(
                 f"{run_id}\t{r.topic_id}\t{r.length}\t{_array_literal(r.docs)}\t{_numbers_literal(r.ranks)}\t{_numbers_literal(r.scores)}"
-                f"\t{stances}\t{by_rank}\n"
+                f"\t{stances}\t{by_rank}\t{by_single}\n"
             )
             length += len(lines[-1])
             if 0 < size <= length:

@@ -61,10 +61,7 @@ def compare_two_runs(
                     rule=rule, runs=Run.objects.filter(id__in=[run_a.id, run_b.id]))
     lines = read_rankings(setup, (trec_eval,))
     qrels = setup.qrels[kind]
-    docs = {
-        run.id: {t: [line[0] for line in picked] for t, picked in lines.get(run.id, {trec_eval: {}})[trec_eval].items()}
-        for run in (run_a, run_b)
-    }
+    docs = {run.id: lines.of(run.id, trec_eval) for run in (run_a, run_b)}
     a = evaluate_rankings(docs[run_a.id], qrels, measure=setup.measure)
     b = evaluate_rankings(docs[run_b.id], qrels, measure=setup.measure)
     topics = [

@@ -243,18 +243,35 @@ def prepare(
     )
 
 
-def read_rankings(setup: Prepared, versions: tuple[int, ...]) -> dict[int, dict[int, dict[str, list]]]:
-    """run id -> trec_eval version -> topic number -> lines best first, as deep as the measure and judged@k read;
-    versions that order a topic alike share its list (see rankings.ordered_lines)."""
+@dataclass(frozen=True)
+class Rankings:
+    """What read_rankings found: run id -> trec_eval version -> topic number -> document ids best first, as deep as
+    the measure and judged@k read (versions that order a topic alike share its list), and, for runs with a
+    stance column, run id -> (topic number, doc id) -> stance."""
+
+    docs: dict[int, dict[int, dict[str, list[str]]]]
+    stances: dict[int, dict[tuple[str, str], str]]
+
+    def of(self, run_id: int, version: int) -> dict[str, list[str]]:
+        return self.docs.get(run_id, {}).get(version, {})
+
+
+def read_rankings(setup: Prepared, versions: tuple[int, ...], *, stances: bool = False) -> Rankings:
+    """The prepared runs' rankings of the judged topics in one query (see rankings.ordered_docs)."""
     depth = setup.measure.depth and max(setup.measure.depth, setup.measure.judged_depth)
-    found: dict[int, dict[int, dict[str, list]]] = {}
-    lines = rankings.ordered_lines(
-        [run[0] for run in setup.runs], setup.judged_topic_ids(), depth=depth, order=setup.order, versions=versions
+    found = Rankings(docs={}, stances={})
+    stance_runs = {run_id for run_id, _, _, has_stance in setup.runs if has_stance} if stances else set()
+    lines = rankings.ordered_docs(
+        [run[0] for run in setup.runs], setup.judged_topic_ids(), depth=depth, order=setup.order, versions=versions,
+        stances=bool(stance_runs),
     )
-    for run_id, topic_id, by_version in lines:
-        by_run = found.setdefault(run_id, {version: {} for version in versions})
-        for version, picked in by_version.items():
-            by_run[version][setup.numbers[topic_id]] = picked
+    for run_id, topic_id, by_version, stance_of in lines:
+        number = setup.numbers[topic_id]
+        by_run = found.docs.setdefault(run_id, {version: {} for version in versions})
+        for version, docs in by_version.items():
+            by_run[version][number] = docs
+        if stance_of and run_id in stance_runs:
+            found.stances.setdefault(run_id, {}).update(((number, doc), stance) for doc, stance in stance_of.items())
     return found
 
 
@@ -291,20 +308,18 @@ def evaluate_runs(
         raise EvaluationError(f"confidence level must lie between 0 and 1 (0.95, say), not {ci}")
     other = 9 if trec_eval == 10 else 10
     versions = (trec_eval, other) if order == "score" else (trec_eval,)
-    lines = read_rankings(setup, versions)
     stance_runs = {run_id for run_id, _, _, has_stance in setup.runs if has_stance} if setup.stance_truth else set()
+    read = read_rankings(setup, versions, stances=bool(stance_runs))
 
     results = []
     for run_id, tag, team, _ in setup.runs:
-        by_version = lines.get(run_id, {version: {} for version in versions})
-        chosen = by_version[trec_eval]
-        ranked = {topic: [line[0] for line in picked] for topic, picked in chosen.items()}
+        ranked = read.of(run_id, trec_eval)
         scores = {kind: evaluate_rankings(ranked, setup.qrels[kind], measure=setup.measure, name=tag) for kind in setup.kinds}
         notes = {}
         if order == "score":
-            changed = {topic: picked for topic, picked in by_version[other].items() if picked is not chosen[topic]}
+            changed = {topic: docs for topic, docs in read.of(run_id, other).items() if docs is not ranked[topic]}
             if changed:
-                alternative = {**ranked, **{topic: [line[0] for line in picked] for topic, picked in changed.items()}}
+                alternative = {**ranked, **changed}
                 for kind in setup.kinds:
                     evaluation = evaluate_rankings(alternative, setup.qrels[kind], measure=setup.measure, name=tag)
                     topics = sorted((t for t in changed if evaluation.per_topic.get(t) != scores[kind].per_topic.get(t)),
@@ -313,9 +328,10 @@ def evaluate_runs(
                         notes[kind] = VersionNote(version=other, mean=evaluation.mean, topics=topics)
         stance = None
         if run_id in stance_runs:
+            stance_of = read.stances.get(run_id, {})
             predicted = {
-                (topic, doc): line_stance or None
-                for topic, picked in chosen.items() for doc, _, _, line_stance in picked[:setup.measure.judged_depth]
+                (topic, doc): stance_of.get((topic, doc)) or None
+                for topic, docs in ranked.items() for doc in docs[:setup.measure.judged_depth]
             }
             stance = stance_scores(predicted, setup.stance_truth)
         results.append(RunResult(run_id=run_id, tag=tag, team=team, scores=scores, stance=stance, other_version=notes))

@@ -43,10 +43,7 @@ def pool_reusability(
         if run_id in teams:
             contributors.setdefault((setup.numbers[topic_id], doc), set()).add(teams[run_id])
     tags = {run_id: tag for run_id, tag, _, _ in setup.runs}
-    rankings = {
-        tags[run_id]: {topic: [line[0] for line in picked] for topic, picked in lines.get(run_id, {trec_eval: {}})[trec_eval].items()}
-        for run_id in tags
-    }
+    rankings = {tags[run_id]: lines.of(run_id, trec_eval) for run_id in tags}
     return leave_one_team_out(
         rankings, {tags[run_id]: team for run_id, team in teams.items()}, setup.qrels[kind],
         {key: frozenset(found) for key, found in contributors.items()}, measure=setup.measure,

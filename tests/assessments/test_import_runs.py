@@ -54,6 +54,16 @@ def test_it_stores_both_positions_with_trec_eval_tie_breaks(import_campaign, wri
         assert order_run(lines, by=order) == sorted((d for _, d in stored), key=lambda d: stored[("1", d)][index])
 
 
+def test_it_stores_trec_eval_9s_order_where_scores_differ_only_beyond_single_precision(import_campaign, write_file):
+    # Topic 1: d1 1.0000000001 and d2 1.0 are one C float apart from nothing: trec_eval 9 ties them and takes d2
+    # (the larger id) first. Topic 2: scores a float step apart, so both versions agree and nothing is stored.
+    run = write_file("near.txt", "1 Q0 d1 1 1.0000000001 t\n1 Q0 d2 2 1.0 t\n1 Q0 d0 3 0.5 t\n2 Q0 d1 1 1.5 t\n2 Q0 d2 2 1.0 t\n")
+    import_runs(campaign=import_campaign, paths=[run])
+    stored = {r.topic.number: r for r in Ranking.objects.select_related("topic")}
+    assert (stored["1"].docs, stored["1"].by_single) == (["d1", "d2", "d0"], [2, 1, 3])
+    assert stored["2"].by_single is None
+
+
 @pytest.mark.parametrize(
     "name, content",
     [

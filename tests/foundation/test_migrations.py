@@ -81,3 +81,24 @@ def test_qrels_snapshot_files_move_into_the_database():
             snapshot_content(QrelsSnapshot.objects.get(number=2))
     finally:
         migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+
+def test_stored_rankings_gain_trec_eval_9s_order():
+    old = migrate([("assessments", "0010_campaign_membership")])
+    try:
+        model = old.get_model
+        collection = model("assessments", "Collection").objects.create(slug="m", name="M")
+        campaign = model("assessments", "Campaign").objects.create(slug="m", name="M", preset="custom", scheme={}, collection=collection)
+        topic = model("assessments", "Topic").objects.create(campaign=campaign, number="1", title="t")
+        Ranking = model("assessments", "Ranking")
+        # a and b differ only beyond single precision: trec_eval 9 ties them and puts b (the larger id) first.
+        near = Ranking.objects.create(run=model("assessments", "Run").objects.create(campaign=campaign, tag="near"), topic=topic,
+                                      length=3, docs=["a", "b", "c"], ranks=[1, 2, 3], scores=[1 + 2**-30, 1.0, 0.5])
+        apart = Ranking.objects.create(run=model("assessments", "Run").objects.create(campaign=campaign, tag="apart"), topic=topic,
+                                       length=2, docs=["a", "b"], ranks=[1, 2], scores=[2.0, 1.0])
+
+        new = migrate([("assessments", "0011_ranking_by_single")]).get_model("assessments", "Ranking")
+        assert new.objects.get(pk=near.pk).by_single == [2, 1, 3]
+        assert new.objects.get(pk=apart.pk).by_single is None
+    finally:
+        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())

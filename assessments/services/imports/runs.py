@@ -21,7 +21,7 @@ from accounts.models import User
 from assessments.collector import collector_paused
 from assessments.formats.errors import FormatError
 from assessments.formats.trec_run import RunBlock, read_run
-from assessments.metrics.evaluation import order_positions
+from assessments.metrics.evaluation import order_positions, single_precision_order
 from assessments.models import Campaign, Document, PoolSource, Ranking, Run, Topic
 from assessments.services import bulk, rankings
 from assessments.services.imports import ImportProblem, ImportSummary
@@ -202,11 +202,12 @@ class _Ranking(NamedTuple):
     scores: list[float]
     stances: list[str | None] | None
     by_rank: list[int] | None
+    by_single: list[int] | None
 
 
 def _ranking(file: InputFile, blocks: list[RunBlock], *, topic_id: int) -> _Ranking:
     """One topic's lines (one block, or several when the topic comes back later in the file) as lists in score
-    order, with the rank order as 1-based indices into them.
+    order, with the rank order and trec_eval 9's order as 1-based indices into them.
 
     Both orders are metrics.evaluation.order_run's (computed by its column form, order_positions), the one
     evaluation and pooling read runs in (ties broken by document id descending, as trec_eval does), so a stored
@@ -232,7 +233,10 @@ def _ranking(file: InputFile, blocks: list[RunBlock], *, topic_id: int) -> _Rank
         by_rank = list(map(index_of.__getitem__, by_rank))
     if not isinstance(by_score, range):
         docs, ranks, scores, stances = ([*map(column.__getitem__, by_score)] for column in (docs, ranks, scores, stances))
-    return _Ranking(topic_id, len(docs), docs, ranks, scores, stances if any(stances) else None, by_rank)
+    by_single = single_precision_order(docs, scores)
+    if by_single is not None:
+        by_single = [i + 1 for i in by_single]
+    return _Ranking(topic_id, len(docs), docs, ranks, scores, stances if any(stances) else None, by_rank, by_single)
 
 
 _BLOCK_COLUMNS = tuple(map(attrgetter, ("docs", "ranks", "scores", "stances")))

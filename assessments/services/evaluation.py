@@ -17,6 +17,7 @@ table follows the assessors' progress.
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass, field
 from itertools import groupby
 from operator import itemgetter
@@ -318,14 +319,17 @@ def evaluate_runs(
         notes = {}
         if order == "score":
             changed = {topic: docs for topic, docs in read.of(run_id, other).items() if docs is not ranked[topic]}
-            if changed:
-                alternative = {**ranked, **changed}
-                for kind in setup.kinds:
-                    evaluation = evaluate_rankings(alternative, setup.qrels[kind], measure=setup.measure, name=tag)
-                    topics = sorted((t for t in changed if evaluation.per_topic.get(t) != scores[kind].per_topic.get(t)),
-                                    key=topic_sort_key)
-                    if topics:
-                        notes[kind] = VersionNote(version=other, mean=evaluation.mean, topics=topics)
+            for kind in setup.kinds if changed else ():
+                # Only the topics the other version orders differently are scored again; the mean is then made
+                # as evaluate_rankings makes it, from every topic's value.
+                qrels, per_topic = setup.qrels[kind], scores[kind].per_topic
+                differing = {
+                    topic: value for topic, docs in changed.items()
+                    if topic in per_topic and (value := setup.measure.score(docs, qrels[topic])) != per_topic[topic]
+                }
+                if differing:
+                    mean = math.fsum({**per_topic, **differing}.values()) / len(per_topic)
+                    notes[kind] = VersionNote(version=other, mean=mean, topics=sorted(differing, key=topic_sort_key))
         stance = None
         if run_id in stance_runs:
             stance_of = read.stances.get(run_id, {})

@@ -1,20 +1,19 @@
-"""Long work with visible progress.
+"""Long work with visible progress: running a Job.
 
-A Job row records what is to be done (kind and params), and a Celery task (tasks.run_job) or a
-management command runs it through the handler registered for its kind. Handlers report
-progress through `Progress`, which writes done/total to the row at most a few times a second so
-that a page polling the row sees a live bar without the work paying for a write per line.
+A Job row records what is to be done (kind and params); services.job_queue creates it and hands it to a worker,
+whose Celery task (tasks.run_job) runs it here through the handler registered for its kind. Management commands
+call the same services directly. Handlers report progress through `Progress`, which writes done/total to the row
+at most a few times a second so that a page polling the row sees a live bar without the work paying for a write
+per line.
 """
 
 import time
 from collections.abc import Callable
 from typing import Protocol
 
-from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import User
-from assessments.models import Campaign, Job
+from assessments.models import Job
 
 
 class Progress(Protocol):
@@ -55,6 +54,10 @@ Handler = Callable[[Job, Progress], dict]
 _HANDLERS: dict[str, Handler] = {}
 
 
+def has_handler(kind: str) -> bool:
+    return kind in _HANDLERS
+
+
 def handler(kind: str) -> Callable[[Handler], Handler]:
     """Register the function that performs jobs of `kind`; it returns the result summary."""
 
@@ -65,29 +68,17 @@ def handler(kind: str) -> Callable[[Handler], Handler]:
     return register
 
 
-def create_job(*, kind: str, campaign: Campaign | None, params: dict, created_by: User | None) -> Job:
-    """Create a queued job and hand it to a worker once the row is committed."""
-    from assessments import tasks  # tasks imports this module; import late to avoid a cycle
-
-    if kind not in _HANDLERS:
-        raise ValueError(f"no handler for job kind {kind!r}")
-    job = Job.objects.create(kind=kind, campaign=campaign, params=params, created_by=created_by)
-    transaction.on_commit(lambda: tasks.run_job.delay(job.pk))
-    return job
-
-
 def run_job(*, job_id: int, mirror: Progress | None = None) -> Job:
-    """Perform a job: mark it running, call its handler, record the result or the errors.
+    """Perform a job: claim it, call its handler, record the result or the errors.
 
     Bad input (FormatError and other ValueErrors raised by services) fails the job with the
     message the organiser needs; the handler's own transaction has rolled back, so nothing of it
     is stored. Anything else is a bug: the job is marked failed and the exception propagates.
+    A job that is not queued any more is returned as it is, unrun.
     """
-    job = Job.objects.get(pk=job_id)
-    if job.status != Job.Status.QUEUED:
-        return job  # delivered twice (acks_late): the first delivery owns it
-    job.status, job.started_at = Job.Status.RUNNING, timezone.now()
-    job.save(update_fields=["status", "started_at"])
+    job = _claim(job_id)
+    if job is None:
+        return Job.objects.get(pk=job_id)
     try:
         result = _HANDLERS[job.kind](job, JobProgress(job, mirror=mirror))
     except ValueError as exc:  # FormatError and the services' domain errors
@@ -98,6 +89,17 @@ def run_job(*, job_id: int, mirror: Progress | None = None) -> Job:
     else:
         _finish(job, Job.Status.SUCCEEDED, result=result, message=result.get("summary", ""), warnings=result.get("warnings", []))
     return job
+
+
+def _claim(job_id: int) -> Job | None:
+    """Move the job from queued to running in one conditional UPDATE, and return it; None when it was not queued.
+
+    The task is acknowledged late (acks_late), so a worker lost mid-job has its delivery repeated, and a broker
+    may deliver twice anyway: of two deliveries racing here, exactly one UPDATE finds the row still queued.
+    """
+    if not Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(status=Job.Status.RUNNING, started_at=timezone.now()):
+        return None
+    return Job.objects.select_related("campaign", "created_by").get(pk=job_id)
 
 
 def _finish(job: Job, status: str, **fields) -> None:

@@ -43,7 +43,7 @@ from assessments.models import (
     Topic,
 )
 from assessments.selectors.pools import missing_listed, missing_per_topic
-from assessments.services import bulk, jobs, rankings
+from assessments.services import bulk, job_queue, jobs, rankings
 from assessments.services.duplicates import group_duplicates
 from assessments.services.jobs import NoProgress, Progress
 
@@ -256,7 +256,7 @@ def start_build(*, campaign: Campaign, spec: PoolSpec, user: User | None) -> Job
     if campaign.phase == Phase.CLOSED:
         raise PoolingError("the campaign is closed; its pool can no longer change")
     select_runs(campaign, spec.runs)  # unknown tags fail now, not in the worker
-    return jobs.create_job(kind="build_pool", campaign=campaign, params=spec.as_params(), created_by=user)
+    return job_queue.queue_job(kind="build_pool", campaign=campaign, params=spec.as_params(), created_by=user)
 
 
 class _Offset:

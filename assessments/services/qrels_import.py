@@ -31,7 +31,7 @@ from accounts.models import Role, User
 from assessments.formats.errors import FormatError
 from assessments.formats.qrels import parse_qrels
 from assessments.models import Campaign, Document, Job
-from assessments.services import bulk, jobs
+from assessments.services import bulk, job_queue, jobs
 from assessments.services.bulk import copy_escape
 from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.imports.files import count_lines
@@ -162,7 +162,7 @@ def start_qrels_import(
     """
     _check_options(campaign=campaign, kind=kind, assessor=assessor, phase=phase)
     with transaction.atomic():
-        job = jobs.create_job(kind="import_qrels", campaign=campaign, params={}, created_by=created_by)
+        job = job_queue.queue_job(kind="import_qrels", campaign=campaign, params={}, created_by=created_by)
         folder = upload_folder(job)
         folder.mkdir(parents=True)
         name = Path(upload.name).name

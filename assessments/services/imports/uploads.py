@@ -18,7 +18,7 @@ from django.utils.text import get_valid_filename
 
 from accounts.models import User
 from assessments.models import Campaign, Job
-from assessments.services import jobs
+from assessments.services import job_queue, jobs
 from assessments.services.imports import ImportProblem
 from assessments.services.imports.documents import DOCUMENT_FORMATS, import_documents
 from assessments.services.imports.runs import TEAM_LENGTH, import_runs, require_topics
@@ -55,7 +55,7 @@ def start_import(
     folder = None
     try:
         with transaction.atomic():
-            job = jobs.create_job(kind=kind, campaign=campaign, params={}, created_by=created_by)
+            job = job_queue.queue_job(kind=kind, campaign=campaign, params={}, created_by=created_by)
             folder = upload_folder(job)
             folder.mkdir(parents=True)
             files = [

@@ -95,6 +95,7 @@ def main() -> None:
           f"of {judged:,} judged documents ({time.perf_counter() - start:.1f} s setup); {pairs:,} pairs of runs")
 
     organiser = User.objects.create_user("olivia", password="x", role=Role.ORGANISER)
+    campaigns.add_member(campaign=campaign, user=organiser, by=None)
     client = Client()
     client.force_login(organiser)
     url = "/campaigns/bench/results/"

@@ -345,6 +345,8 @@ def evaluate_runs(
     if results and (ci is not None or test is not None):
         for kind in setup.kinds:
             per_topic = [result.scores[kind].per_topic for result in results]
+            if not any(per_topic):  # no labels of this kind yet: nothing to bootstrap or tell apart
+                continue
             if ci is not None:
                 for result, interval in zip(results, significance.confidence_intervals(per_topic, level=ci, seed=seed)):
                     if interval is not None:

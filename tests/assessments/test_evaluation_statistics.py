@@ -11,6 +11,7 @@ import json
 import pytest
 import pytrec_eval
 from django.core.management.base import CommandError
+from rest_framework.test import APIClient
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
@@ -195,6 +196,10 @@ def test_the_top_group_holds_the_runs_not_significantly_worse_than_the_best(ten_
     group = {result.tag for result in board.results if result.run_id in board.top_group["relevance"]}
     assert group == {result.tag for result in board.results} - beaten
     assert best in group and beaten
+    # Quality has no labels here: no intervals, no group, rather than every run "tied with the best" at 0.
+    both = evaluation.evaluate_runs(campaign=ten_runs, kinds=("relevance", "quality"), test="t", ci=0.9)
+    assert set(both.top_group) == {"relevance"}
+    assert all(set(result.ci) == {"relevance"} for result in both.results)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -306,3 +311,16 @@ def test_the_pages_queries_do_not_grow_with_the_number_of_runs(client, organiser
         with django_assert_max_num_queries(14):
             assert client.get(path).status_code == 200
     assert Campaign.objects.get(slug="many").runs.count() == 10
+
+
+def test_the_results_api_takes_the_version_intervals_and_test(organiser, near, command):
+    MembershipFactory(campaign=near, user=organiser)
+    api = APIClient()
+    api.force_authenticate(organiser)
+    response = api.get("/api/campaigns/near/results/", {"measure": "P@1", "trec_eval": 9, "ci": 0.9, "test": "t", "seed": 7})
+    assert response.status_code == 200
+    expected = command("evaluate_runs", "near", "--measure", "P@1", "--trec-eval", "9", "--ci", "0.9", "--test", "t",
+                       "--seed", "7", "--format", "json")
+    assert response.json() == json.loads(expected.out)
+    assert {row["ci_seed"] for row in response.json()} == {7}
+    assert api.get("/api/campaigns/near/results/", {"trec_eval": 8}).status_code == 400

@@ -2,6 +2,7 @@
 
 import django.db.models.deletion
 from django.db import migrations, models
+from django.db.migrations.exceptions import IrreversibleError
 
 import assessments.models.fields
 
@@ -24,6 +25,15 @@ def rankings_from_run_entries(apps, schema_editor):
             docs=[row[0] for row in rows], ranks=[row[1] for row in rows], scores=[row[2] for row in rows],
             stances=[row[3] or None for row in rows] if any(row[3] for row in rows) else None,
             by_rank=None if by_rank == list(range(1, len(rows) + 1)) else by_rank,
+        )
+
+
+def refuse_to_drop_rankings(apps, schema_editor):
+    """Going back drops the rankings; their lines are not written back as RunEntry rows, so refuse while any
+    are stored (an empty database may go back)."""
+    if apps.get_model("assessments", "Ranking").objects.exists():
+        raise IrreversibleError(
+            "0004 stores runs as rankings; going back would drop every stored run line. Delete the runs first."
         )
 
 
@@ -58,7 +68,8 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('run', 'topic'), name='ranking_unique_run_topic')],
             },
         ),
+        # Going back drops the table, and its compression setting with it.
         migrations.RunPython(compress_with_lz4, migrations.RunPython.noop),
-        migrations.RunPython(rankings_from_run_entries, migrations.RunPython.noop),
+        migrations.RunPython(rankings_from_run_entries, refuse_to_drop_rankings),
         migrations.DeleteModel(name='RunEntry'),
     ]

@@ -2,6 +2,7 @@
 
 import django.db.models.deletion
 from django.db import migrations, models
+from django.db.migrations.exceptions import IrreversibleError
 
 
 def merge_orders(apps, schema_editor):
@@ -15,6 +16,16 @@ def merge_orders(apps, schema_editor):
             duplicates.append(source.pk)
     PoolSource.objects.bulk_update(kept.values(), ["rank_position", "score_position"], batch_size=1000)
     PoolSource.objects.filter(pk__in=duplicates).delete()
+
+
+def refuse_to_split_sources(apps, schema_editor):
+    """Going back would need one row per order again, with `order` and `position` columns that have no value for
+    the merged rows: refuse while any pool source is stored (an empty database may go back)."""
+    if apps.get_model("assessments", "PoolSource").objects.exists():
+        raise IrreversibleError(
+            "0005 merged pool sources into one row per run; going back would lose their positions. "
+            "Delete the pool first."
+        )
 
 
 class Migration(migrations.Migration):
@@ -34,7 +45,7 @@ class Migration(migrations.Migration):
             name='score_position',
             field=models.PositiveIntegerField(blank=True, null=True),
         ),
-        migrations.RunPython(merge_orders, migrations.RunPython.noop),
+        migrations.RunPython(merge_orders, refuse_to_split_sources),
         migrations.RemoveConstraint(
             model_name='poolsource',
             name='poolsource_unique',
@@ -61,4 +72,6 @@ class Migration(migrations.Migration):
             model_name='poolsource',
             constraint=models.UniqueConstraint(fields=('entry', 'run'), name='poolsource_unique_run_per_entry'),
         ),
+        # Undone first on the way back, so the refusal comes before the columns it needs fail to come back.
+        migrations.RunPython(migrations.RunPython.noop, refuse_to_split_sources),
     ]

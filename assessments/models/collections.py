@@ -18,10 +18,11 @@ class Document(models.Model):
     can exist with `has_text=False` (a stub) and be filled in by a later import.
     """
 
-    # A collection holds up to millions of documents, written only by the import service and pool builds (stubs),
-    # which resolve the collection themselves: checking the key per row was a quarter of a 1 M-document import, so
-    # there is no database-level foreign key (Django still cascades deletes), and the unique (collection, doc_id)
-    # index serves lookups by collection.
+    # A collection holds up to millions of documents, written only by the document import, pool builds and qrels
+    # imports (stubs), which resolve the collection themselves: checking the key per row was a quarter of a
+    # 1 M-document import, so there is no database-level foreign key (Django still cascades deletes; `manage.py
+    # check_integrity` finds rows that point nowhere), and the unique (collection, doc_id) index serves lookups by
+    # collection.
     collection = models.ForeignKey(
         Collection, on_delete=models.CASCADE, related_name="documents", db_constraint=False, db_index=False
     )

@@ -9,7 +9,8 @@ class PoolEntry(models.Model):
     # Both indexes below lead with the topic, so it needs none of its own. Neither key is checked by the database:
     # checking them took a quarter of a depth-100 build of Touché's largest campaign (87,000 entries, 1.2 s at
     # commit). Only the pooling service inserts entries, in the transaction that creates or reads the documents and
-    # while holding the campaign's lock that topic imports take; Django still cascades and protects on delete.
+    # while holding the campaign's lock that topic imports take; Django still cascades and protects on delete, and
+    # `manage.py check_integrity` finds entries that point nowhere.
     topic = models.ForeignKey(
         "assessments.Topic", on_delete=models.CASCADE, related_name="pool_entries", db_constraint=False, db_index=False
     )
@@ -45,7 +46,8 @@ class PoolSource(models.Model):
 
     # No database foreign keys, and no index on `run` alone: a depth-100 pool of Touché's largest campaign has
     # 420,000 sources, and checking the keys and maintaining a second index took most of the build. The pooling
-    # service writes sources only together with their entries, in one transaction; Django still cascades deletes.
+    # service writes sources only together with their entries, in one transaction; Django still cascades deletes
+    # (`manage.py check_integrity` finds sources that point nowhere).
     # The unique (entry, run) index serves lookups by entry.
     entry = models.ForeignKey(PoolEntry, on_delete=models.CASCADE, related_name="sources", db_constraint=False, db_index=False)
     run = models.ForeignKey(

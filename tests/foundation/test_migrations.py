@@ -1,9 +1,13 @@
 """Data kept across the storage changes: run lines regrouped into rankings (0004) and pool sources merged into
-one row per run (0005), checked by migrating a database that holds the old rows."""
+one row per run (0005), checked by migrating a database that holds the old rows; and going back over data those
+migrations cannot restore is refused, not done silently."""
 
 import pytest
 from django.db import connection
+from django.db.migrations.exceptions import IrreversibleError
 from django.db.migrations.executor import MigrationExecutor
+
+from assessments.models import PoolSource, Ranking, Run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -102,3 +106,35 @@ def test_stored_rankings_gain_trec_eval_9s_order():
         assert new.objects.get(pk=apart.pk).by_single is None
     finally:
         migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+
+def _stored_ranking():
+    from tests.factories import TopicFactory
+    from tests.rankings import store_ranking
+
+    topic = TopicFactory()
+    store_ranking(Run.objects.create(campaign=topic.campaign, tag="r"), topic, [("a", 1, 2.0), ("b", 2, 1.0)])
+
+
+def _stored_pool_source():
+    from tests.factories import PoolEntryFactory
+
+    entry = PoolEntryFactory()
+    PoolSource.objects.create(entry=entry, run=Run.objects.create(campaign=entry.topic.campaign, tag="r"), rank_position=1)
+
+
+@pytest.mark.parametrize(
+    "store, kept, refusal",
+    [
+        (_stored_ranking, Ranking, "0004 stores runs as rankings; going back would drop"),
+        (_stored_pool_source, PoolSource, "0005 merged pool sources into one row per run"),
+    ],
+)
+def test_going_back_over_data_a_migration_cannot_restore_is_refused(store, kept, refusal):
+    store()
+    try:
+        with pytest.raises(IrreversibleError, match=refusal):
+            migrate(BEFORE)
+    finally:
+        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    assert kept.objects.count() == 1  # the refused step took nothing away

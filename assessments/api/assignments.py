@@ -165,7 +165,7 @@ class WithdrawView(APIView):
     def post(self, request, slug: str, assignment_id: int):
         campaign = access.get_campaign_for_organiser(request.user, slug)
         try:
-            assignments.withdraw_assignment(campaign=campaign, assignment_id=assignment_id)
+            assignments.withdraw_assignment(campaign=campaign, assignment_id=assignment_id, by=request.user)
         except AssignmentError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
         row = assignments.list_assignments(campaign=campaign).get(pk=assignment_id)

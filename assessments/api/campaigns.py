@@ -3,20 +3,21 @@
 * ``GET  campaigns/``: the campaigns the caller runs (all of them for an admin); ``POST`` creates one.
 * ``GET  campaigns/<slug>/members/``: who runs it; ``POST`` adds someone (or changes their role).
 * ``DELETE campaigns/<slug>/members/<username>/``: takes the campaign away from them.
+* ``GET  campaigns/<slug>/timeline/``: the audit trail, newest first (``?action=import`` narrows it), paginated.
 """
 
 from django.core.exceptions import PermissionDenied
 from django.urls import path
-from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, serializers, status, viewsets
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, mixins, serializers, status, viewsets
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import User
 from assessments import access
 from assessments.labels import PRESETS
-from assessments.models import Membership
-from assessments.selectors.campaigns import campaigns_for_organiser, members_of
+from assessments.models import AuditEvent, Membership
+from assessments.selectors.campaigns import campaigns_for_organiser, members_of, timeline
 from assessments.services import campaigns
 
 from .permissions import IsOrganiser
@@ -39,6 +40,15 @@ class MemberSerializer(serializers.ModelSerializer):
         model = Membership
         fields = ["username", "role", "added_by", "created_at"]
         read_only_fields = ["added_by", "created_at"]
+
+
+class AuditEventSerializer(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor.username", default=None, help_text="null: a management command")
+
+    class Meta:
+        model = AuditEvent
+        fields = ["id", "at", "actor", "action", "subject", "before", "after", "details"]
+        read_only_fields = fields
 
 
 def _bad_request(exc: Exception) -> Response:
@@ -107,9 +117,26 @@ class MemberView(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+class TimelineView(generics.ListAPIView):
+    serializer_class = AuditEventSerializer
+    permission_classes = [IsOrganiser]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("action", str, description='an action or a family of them: "import", "member" …')],
+        summary="The campaign's audit trail, newest first",
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        campaign = access.get_campaign_for_organiser(self.request.user, self.kwargs["slug"])
+        return timeline(campaign, action=self.request.query_params.get("action", ""))
+
+
 def register(router) -> list:
     router.register("campaigns", CampaignViewSet, basename="campaign")
     return [
         path("campaigns/<slug:slug>/members/", MembersView.as_view(), name="api-members"),
         path("campaigns/<slug:slug>/members/<str:username>/", MemberView.as_view(), name="api-member"),
+        path("campaigns/<slug:slug>/timeline/", TimelineView.as_view(), name="api-timeline"),
     ]

@@ -1,5 +1,8 @@
+from .adjudication import Adjudication, AdjudicationEvent
+from .audit import AuditEvent
 from .campaigns import Campaign, Membership, Phase
 from .collections import Collection, Document
+from .discussion import Reply
 from .jobs import Job
 from .judgments import Judgment, JudgmentEvent
 from .pools import Assignment, AssignmentItem, PoolEntry, PoolSource
@@ -8,8 +11,11 @@ from .runs import Ranking, Run
 from .topics import Topic
 
 __all__ = [
+    "Adjudication",
+    "AdjudicationEvent",
     "Assignment",
     "AssignmentItem",
+    "AuditEvent",
     "Campaign",
     "Collection",
     "Document",
@@ -23,6 +29,7 @@ __all__ = [
     "QrelsSnapshot",
     "QrelsSnapshotPart",
     "Ranking",
+    "Reply",
     "Run",
     "Topic",
 ]

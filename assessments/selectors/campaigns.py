@@ -4,7 +4,7 @@ from django.db.models import Count, Q, QuerySet
 
 from accounts.models import User
 from assessments import access
-from assessments.models import Campaign, Document, Job, Membership, PoolEntry
+from assessments.models import AuditEvent, Campaign, Document, Job, Membership, PoolEntry
 
 
 def campaigns_for_organiser(user: User) -> QuerySet[Campaign]:
@@ -39,3 +39,12 @@ def recent_jobs(campaign: Campaign, *, kinds, limit: int = 10) -> list[Job]:
 def latest_job(campaign: Campaign, *, kind: str) -> Job | None:
     """The campaign's latest job of `kind` (the pool page follows the last build)."""
     return next(iter(recent_jobs(campaign, kinds=[kind], limit=1)), None)
+
+
+def timeline(campaign: Campaign, *, action: str = "") -> QuerySet[AuditEvent]:
+    """The campaign's audit events, newest first, with who made them; `action` narrows to one kind or a family
+    of kinds by prefix ("import", "member")."""
+    events = AuditEvent.objects.filter(campaign=campaign).select_related("actor").order_by("-at", "-id")
+    if action:
+        events = events.filter(action__startswith=action)
+    return events

@@ -30,7 +30,7 @@ from django.db.models import Count, Q, QuerySet
 from accounts.models import User
 from assessments.metrics.assignment import balance_workload, overlap_sample
 from assessments.models import Assignment, AssignmentItem, Campaign, Judgment, Phase, PoolEntry, Topic
-from assessments.services import campaigns
+from assessments.services import audit, campaigns
 
 
 class AssignmentError(ValueError):
@@ -133,6 +133,16 @@ def assign_topics(
         for assessor in assessors:
             status = _give(rows.get((topic.pk, assessor.pk)), topic, assessor, phase, round_, assigned_by)
             result.append(Assigned(topic=topic, assessor=assessor, status=status, replaced=replaced))
+    changed = [item for item in result if item.status != "kept"]
+    if changed:
+        audit.record(
+            campaign=campaign, action=audit.Action.ASSIGNED, by=assigned_by,
+            subject=f"{len(changed)} assignment(s), {phase} phase",
+            details={"phase": phase, "round": round_ if phase == Phase.TRAINING else None, "assigned": [
+                {"topic": i.topic.number, "assessor": i.assessor.username, "status": i.status, "replaced": list(i.replaced)}
+                for i in changed
+            ]},
+        )
     return result
 
 
@@ -358,11 +368,18 @@ def draw_overlap(
         items += [AssignmentItem(assignment=row, entry_id=entry_id) for entry_id in sample]
         slices.append(OverlapSlice(topics[topic_id], names[holders[topic_id]], names[second], len(sample)))
     AssignmentItem.objects.bulk_create(items)
+    if slices:
+        audit.record(
+            campaign=campaign, action=audit.Action.OVERLAP_DRAWN, by=assigned_by, subject=f"{share:.0%} of {len(slices)} topic(s)",
+            details={"share": share, "slices": [
+                {"topic": s.topic.number, "holder": s.holder, "assessor": s.assessor, "documents": s.entries} for s in slices
+            ]},
+        )
     return OverlapDraw(share=share, slices=slices, skipped=[t.number for pk, t in topics.items() if pk in sliced])
 
 
 @transaction.atomic
-def withdraw_assignment(*, campaign: Campaign, assignment_id: int) -> Assignment:
+def withdraw_assignment(*, campaign: Campaign, assignment_id: int, by: User | None) -> Assignment:
     """Take a topic (or an overlap slice) away from its assessor. Their judgments stay theirs and stay counted."""
     assignment = (
         Assignment.objects.select_for_update()
@@ -373,6 +390,12 @@ def withdraw_assignment(*, campaign: Campaign, assignment_id: int) -> Assignment
     if assignment is None:
         raise AssignmentError(f"campaign {campaign.slug} has no assignment {assignment_id}")
     if assignment.active:
+        audit.record(
+            campaign=campaign, action=audit.Action.WITHDRAWN, by=by,
+            subject=f"topic {assignment.topic.number} from {assignment.assessor.username}",
+            before={"active": True}, after={"active": False},
+            details={"phase": assignment.phase, "scope": assignment.scope, "assignment": assignment.pk},
+        )
         assignment.active = False
         assignment.save(update_fields=["active"])
     return assignment
@@ -383,7 +406,7 @@ def withdraw_assignment(*, campaign: Campaign, assignment_id: int) -> Assignment
 
 
 @transaction.atomic
-def mark_training(*, campaign: Campaign, topics: Sequence[Topic], is_training: bool) -> int:
+def mark_training(*, campaign: Campaign, topics: Sequence[Topic], is_training: bool, by: User | None) -> int:
     """Mark topics as training topics (or as main-phase topics again); return how many changed.
 
     A topic that someone currently holds for the other phase is refused. Its assessor would otherwise keep a
@@ -399,9 +422,15 @@ def mark_training(*, campaign: Campaign, topics: Sequence[Topic], is_training: b
         raise AssignmentError(
             f"topic {held[0]} is assigned to {held[1]} for the {other} phase: withdraw that assignment first"
         )
-    changed = Topic.objects.filter(pk__in=[t.pk for t in topics], campaign=campaign).exclude(
-        is_training=is_training
-    ).update(is_training=is_training)
+    to_change = Topic.objects.filter(pk__in=[t.pk for t in topics], campaign=campaign).exclude(is_training=is_training)
+    numbers = list(to_change.order_by("position", "number").values_list("number", flat=True))
+    changed = to_change.update(is_training=is_training)
+    if changed:
+        audit.record(
+            campaign=campaign, action=audit.Action.TOPICS_MARKED, by=by,
+            subject=f"topic {', '.join(numbers)} → {'training' if is_training else 'main phase'}",
+            before={"is_training": not is_training}, after={"is_training": is_training}, details={"topics": numbers},
+        )
     for topic in topics:  # so the caller can assign the same objects next without reloading them
         if topic.campaign_id == campaign.pk:
             topic.is_training = is_training
@@ -409,7 +438,7 @@ def mark_training(*, campaign: Campaign, topics: Sequence[Topic], is_training: b
 
 
 @transaction.atomic
-def close_training_round(*, campaign: Campaign, then: Literal["next_round", "main"]) -> Campaign:
+def close_training_round(*, campaign: Campaign, then: Literal["next_round", "main"], by: User | None) -> Campaign:
     """Close the current training round, then start the next round or the main phase.
 
     Closing deactivates the round's training assignments. Assessors stop seeing those topics, and the round's
@@ -421,17 +450,24 @@ def close_training_round(*, campaign: Campaign, then: Literal["next_round", "mai
     if campaign.phase != Phase.TRAINING:
         raise AssignmentError(f"campaign {campaign.slug} is not in training (it is in its {campaign.phase} phase)")
     current = Assignment.objects.filter(topic__campaign=campaign, phase=Phase.TRAINING, round=campaign.training_round)
-    if then == "next_round":
-        if not current.exists():
-            raise AssignmentError(f"training round {campaign.training_round} has no topics assigned yet")
-        current.filter(active=True).update(active=False)
-        campaign.training_round += 1
-        campaign.save(update_fields=["training_round"])
-        return campaign
+    if then not in ("next_round", "main"):
+        raise AssignmentError(f"unknown step {then!r}: expected next_round or main")
+    if then == "next_round" and not current.exists():
+        raise AssignmentError(f"training round {campaign.training_round} has no topics assigned yet")
+    closed = current.filter(active=True).update(active=False)
+    audit.record(
+        campaign=campaign, action=audit.Action.ROUND_CLOSED, by=by, subject=f"round {campaign.training_round}",
+        details={"round": campaign.training_round, "assignments_closed": closed},
+    )
     if then == "main":
-        current.filter(active=True).update(active=False)
-        return campaigns.advance_phase(campaign=campaign, to=Phase.MAIN)
-    raise AssignmentError(f"unknown step {then!r}: expected next_round or main")
+        return campaigns.advance_phase(campaign=campaign, to=Phase.MAIN, by=by)
+    campaign.training_round += 1
+    campaign.save(update_fields=["training_round"])
+    audit.record(
+        campaign=campaign, action=audit.Action.ROUND_OPENED, by=by, subject=f"round {campaign.training_round}",
+        before={"training_round": campaign.training_round - 1}, after={"training_round": campaign.training_round},
+    )
+    return campaign
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from django.db import transaction
 from accounts.models import User
 from assessments.labels import PRESETS, LabelScheme
 from assessments.models import Campaign, Collection, Membership, Phase
+from assessments.services import audit
 
 
 class CampaignError(ValueError):
@@ -44,6 +45,10 @@ def create_campaign(
     campaign = Campaign.objects.create(
         slug=slug, name=name, preset=preset, scheme=scheme.to_json(), guidelines=guidelines, collection=coll
     )
+    audit.record(
+        campaign=campaign, action=audit.Action.CAMPAIGN_CREATED, by=created_by, subject=slug,
+        after={"name": name, "preset": preset, "collection": coll.slug},
+    )
     for user in dict.fromkeys(organisers):
         add_member(campaign=campaign, user=user, by=created_by)
     return campaign
@@ -60,7 +65,13 @@ def add_member(*, campaign: Campaign, user: User, role: str = Membership.Role.OR
         membership, created = Membership.objects.select_for_update().get_or_create(
             campaign=campaign, user=user, defaults={"role": role, "added_by": by}
         )
-        if not created and membership.role != role:
+        if created:
+            audit.record(campaign=campaign, action=audit.Action.MEMBER_ADDED, by=by, subject=user.username, after={"role": role})
+        elif membership.role != role:
+            audit.record(
+                campaign=campaign, action=audit.Action.MEMBER_CHANGED, by=by, subject=user.username,
+                before={"role": membership.role}, after={"role": role},
+            )
             membership.role = role
             membership.save(update_fields=["role"])
     return membership
@@ -74,6 +85,9 @@ def remove_member(*, campaign: Campaign, user: User, by: User | None) -> None:
         raise CampaignError(f"{user.username} does not run campaign {campaign.slug}")
     if not Membership.objects.filter(campaign=campaign).exclude(pk=membership.pk).exists():
         raise CampaignError(f"{user.username} is the only member of campaign {campaign.slug}: add someone else first")
+    audit.record(
+        campaign=campaign, action=audit.Action.MEMBER_REMOVED, by=by, subject=user.username, before={"role": membership.role}
+    )
     membership.delete()
 
 
@@ -81,12 +95,16 @@ _NEXT_PHASE = {Phase.SETUP: Phase.TRAINING, Phase.TRAINING: Phase.MAIN, Phase.MA
 
 
 @transaction.atomic
-def advance_phase(*, campaign: Campaign, to: str) -> Campaign:
+def advance_phase(*, campaign: Campaign, to: str, by: User | None) -> Campaign:
     """Move setup → training → main → closed; skipping training (setup → main) is allowed."""
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
     allowed = {_NEXT_PHASE.get(campaign.phase)} | ({Phase.MAIN} if campaign.phase == Phase.SETUP else set())
     if to not in allowed:
         raise CampaignError(f"a campaign in {campaign.phase} cannot move to {to}")
+    audit.record(
+        campaign=campaign, action=audit.Action.PHASE_CHANGED, by=by, subject=f"{campaign.phase} → {to}",
+        before={"phase": campaign.phase}, after={"phase": to},
+    )
     campaign.phase = to
     campaign.save(update_fields=["phase"])
     return campaign

@@ -44,6 +44,7 @@ from django.db.models.functions import Cast, Collate
 from accounts.models import User
 from assessments.formats.qrels import parse_qrels, topic_sort_key, write_qrels
 from assessments.models import Campaign, Judgment, JudgmentEvent, QrelsSnapshot, QrelsSnapshotPart
+from assessments.services import audit
 
 Label = int | str
 Kind = Literal["relevance", "quality", "stance"]
@@ -250,6 +251,11 @@ def _store_snapshot(export: QrelsExport, path: str, *, line_count: int, sha256: 
         with open(path, "rb") as spool:
             for index, data in enumerate(iter(partial(spool.read, PART_BYTES), b"")):
                 QrelsSnapshotPart.objects.create(snapshot=snapshot, index=index, data=data)
+        audit.record(
+            campaign=export.campaign, action=audit.Action.QRELS_EXPORTED, by=export.created_by, subject=f"qrels #{number}",
+            details={"number": number, "kind": export.kind, "phase": export.phase, "rule": str(export.rule),
+                     "lines": line_count, "sha256": sha256},
+        )
     return snapshot
 
 

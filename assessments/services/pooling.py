@@ -43,7 +43,7 @@ from assessments.models import (
     Topic,
 )
 from assessments.selectors.pools import missing_listed, missing_per_topic
-from assessments.services import bulk, job_queue, jobs, rankings
+from assessments.services import audit, bulk, job_queue, jobs, rankings
 from assessments.services.duplicates import group_duplicates
 from assessments.services.jobs import NoProgress, Progress
 
@@ -187,7 +187,7 @@ class PoolSummary:
 # Building
 
 
-def build_pool(*, campaign: Campaign, spec: PoolSpec, progress: Progress | None = None) -> PoolSummary:
+def build_pool(*, campaign: Campaign, spec: PoolSpec, by: User | None = None, progress: Progress | None = None) -> PoolSummary:
     """Add the documents `spec` selects to every topic's pool, record their sources, and group duplicates.
 
     Reads and computes first (reporting progress), then stores everything in one short transaction, then groups
@@ -202,7 +202,7 @@ def build_pool(*, campaign: Campaign, spec: PoolSpec, progress: Progress | None 
         topics = list(campaign.topics.order_by("position", "number"))
         _ensure_seeds(topics)
         with collector_paused():
-            counts, stubs, warnings = _plan_and_store(campaign, spec=spec, runs=runs, topics=topics, progress=progress)
+            counts, stubs, warnings = _plan_and_store(campaign, spec=spec, runs=runs, topics=topics, by=by, progress=progress)
             grouped = group_duplicates(campaign=campaign, progress=_Offset(progress, len(topics), 2 * len(topics)))
     missing_by_topic = missing_per_topic(campaign=campaign)
     counts = [TopicCount(**{**asdict(c), "missing": missing_by_topic.get(c.number, 0)}) for c in counts]
@@ -235,7 +235,7 @@ def build_pool(*, campaign: Campaign, spec: PoolSpec, progress: Progress | None 
 
 
 def _plan_and_store(
-    campaign: Campaign, *, spec: PoolSpec, runs: dict[int, str], topics: list[Topic], progress: Progress
+    campaign: Campaign, *, spec: PoolSpec, runs: dict[int, str], topics: list[Topic], by: User | None, progress: Progress
 ) -> tuple[list[TopicCount], int, list[str]]:
     """The plan and everything read for it live only in here: freed when this returns, still inside the caller's
     pause of the collector, they never reach a collection that would scan them all once more."""
@@ -243,12 +243,18 @@ def _plan_and_store(
     plan, warnings = _plan(spec, runs=runs, topics=topics, existing=existing, progress=progress, steps=2 * len(topics))
     with transaction.atomic():
         counts, stubs = _store(campaign, spec=spec, topics=topics, runs=runs, plan=plan, existing=existing)
+        audit.record(
+            campaign=campaign, action=audit.Action.POOL_BUILT, by=by, subject=spec.label,
+            details={"spec": spec.as_params(), "runs": sorted(runs.values()), "added": sum(c.added for c in counts),
+                     "total": sum(c.after for c in counts), "stubs": stubs,
+                     "per_topic": {c.number: c.added for c in counts if c.added}},
+        )
     return counts, stubs, warnings
 
 
 @jobs.handler("build_pool")
 def _run_build_job(job: Job, progress: Progress) -> dict:
-    return build_pool(campaign=job.campaign, spec=PoolSpec.from_params(job.params), progress=progress).as_result()
+    return build_pool(campaign=job.campaign, spec=PoolSpec.from_params(job.params), by=job.created_by, progress=progress).as_result()
 
 
 def start_build(*, campaign: Campaign, spec: PoolSpec, user: User | None) -> Job:

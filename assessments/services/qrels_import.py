@@ -31,7 +31,7 @@ from accounts.models import Role, User
 from assessments.formats.errors import FormatError
 from assessments.formats.qrels import parse_qrels
 from assessments.models import Campaign, Document, Job
-from assessments.services import bulk, job_queue, jobs
+from assessments.services import audit, bulk, job_queue, jobs
 from assessments.services.bulk import copy_escape
 from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.imports.files import count_lines
@@ -53,6 +53,7 @@ def import_qrels(
     assessor: str,
     phase: str = "main",
     source: str | None = None,
+    by: User | None = None,
     progress: Progress | None = None,
 ) -> ImportSummary:
     """Import the qrels file at ``path`` as ``assessor``'s ``phase`` judgments; all or nothing.
@@ -74,6 +75,7 @@ def import_qrels(
             if progress and line_count % PROGRESS_EVERY == 0:
                 progress.advance(line, total)
         rows.seek(0)
+        checksums = audit.file_checksums([(source, Path(path))])
         with transaction.atomic():
             bulk.lock_campaign(campaign)
             try:
@@ -82,6 +84,11 @@ def import_qrels(
                 )
             except RowError as exc:
                 raise FormatError(source, exc.key, str(exc)) from None
+            audit.record(
+                campaign=campaign, action=audit.Action.QRELS_IMPORTED, by=by, subject=f"{source} as {assessor}",
+                details={"files": checksums, "kind": kind, "phase": phase, "assessor": assessor, "lines": line_count,
+                         "created": recorded.created, "updated": recorded.updated},
+            )
     created, updated, stubs = recorded.created, recorded.updated, recorded.stubs
     if progress:
         progress.advance(total, total)
@@ -181,5 +188,5 @@ def _import_qrels_job(job: Job, progress: Progress) -> dict:
     with job_inputs(job) as (paths, names):
         return import_qrels(
             campaign=job.campaign, path=paths[0], source=names[0], kind=params["kind"], assessor=params["assessor"],
-            phase=params["phase"], progress=progress,
+            phase=params["phase"], by=job.created_by, progress=progress,
         ).as_result()

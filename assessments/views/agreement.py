@@ -127,11 +127,11 @@ def change_phase(request: HttpRequest, slug: str) -> HttpResponse:
     step = request.POST.get("step")
     try:
         if step == "start_training":
-            campaigns.advance_phase(campaign=campaign, to=Phase.TRAINING)
+            campaigns.advance_phase(campaign=campaign, to=Phase.TRAINING, by=request.user)
             messages.success(request, f"Training started: round {campaign.training_round}")
         elif step in ("next_round", "main"):
             closed = campaign.training_round
-            campaign = assignments.close_training_round(campaign=campaign, then=step)
+            campaign = assignments.close_training_round(campaign=campaign, then=step, by=request.user)
             follow = f"round {campaign.training_round} is open" if step == "next_round" else "the main phase has started"
             messages.success(request, f"Training round {closed} closed; {follow}")
         else:

@@ -117,7 +117,7 @@ def withdraw(request: HttpRequest, slug: str) -> HttpResponse:
             assignment_id = int(request.POST.get("assignment", ""))
         except ValueError:
             raise AssignmentError("no assignment given") from None
-        gone = assignments.withdraw_assignment(campaign=campaign, assignment_id=assignment_id)
+        gone = assignments.withdraw_assignment(campaign=campaign, assignment_id=assignment_id, by=request.user)
         return f"topic {gone.topic.number} withdrawn from {gone.assessor.username}; their judgments are kept"
 
     return _act(request, slug, act)
@@ -129,7 +129,7 @@ def mark_training(request: HttpRequest, slug: str) -> HttpResponse:
     is_training = request.POST.get("training") == "1"
 
     def act(campaign: Campaign) -> str:
-        changed = assignments.mark_training(campaign=campaign, topics=_topics(request, campaign), is_training=is_training)
+        changed = assignments.mark_training(campaign=campaign, topics=_topics(request, campaign), is_training=is_training, by=request.user)
         return f"{changed} topic(s) marked as {'training' if is_training else 'main-phase'} topics"
 
     return _act(request, slug, act, admin=True)

@@ -136,9 +136,9 @@ def test_a_new_training_round_needs_new_topics(campaign, training_topic, admin_u
     assignments.assign_topics(campaign=campaign, assessors=[ann], topics=[training_topic], phase="training", assigned_by=admin_user)
     campaign.phase = "training"
     campaign.save()
-    assignments.close_training_round(campaign=campaign, then="next_round")
+    assignments.close_training_round(campaign=campaign, then="next_round", by=None)
     campaign.refresh_from_db()
-    second = TopicFactory(campaign=campaign, number="40", is_training=True)
+    second = TopicFactory(campaign=campaign, number="40", is_training=True, by=None)
 
     with pytest.raises(AssignmentError, match="topic 1 was used in training round 1; round 2 needs new training topics"):
         assignments.assign_topics(campaign=campaign, assessors=[ann], topics=[training_topic], phase="training", assigned_by=admin_user)
@@ -151,7 +151,7 @@ def test_closing_training_for_the_main_phase_freezes_the_round(campaign, trainin
     campaign.phase = "training"
     campaign.save()
 
-    campaign = assignments.close_training_round(campaign=campaign, then="main")
+    campaign = assignments.close_training_round(campaign=campaign, then="main", by=None)
 
     assert campaign.phase == "main" and campaign.training_round == 1
     assert not Assignment.objects.filter(phase="training", active=True).exists()
@@ -163,7 +163,7 @@ def test_a_round_without_topics_cannot_be_closed_into_the_next(campaign):
     campaign.phase = "training"
     campaign.save()
     with pytest.raises(AssignmentError, match="round 1 has no topics"):
-        assignments.close_training_round(campaign=campaign, then="next_round")
+        assignments.close_training_round(campaign=campaign, then="next_round", by=None)
 
 
 def test_a_topic_held_for_the_main_phase_cannot_become_a_training_topic(campaign, organiser, ann):
@@ -172,8 +172,8 @@ def test_a_topic_held_for_the_main_phase_cannot_become_a_training_topic(campaign
     assignments.assign_topics(campaign=campaign, assessors=[ann], topics=[topic], phase="main", assigned_by=organiser)
 
     with pytest.raises(AssignmentError, match="topic 2 is assigned to ann for the main phase"):
-        assignments.mark_training(campaign=campaign, topics=[topic, free], is_training=True)
-    assert assignments.mark_training(campaign=campaign, topics=[free], is_training=True) == 1
+        assignments.mark_training(campaign=campaign, topics=[topic, free], is_training=True, by=None)
+    assert assignments.mark_training(campaign=campaign, topics=[free], is_training=True, by=None) == 1
     free.refresh_from_db()
     assert free.is_training
 
@@ -268,7 +268,7 @@ def test_the_overlap_slice_is_drawn_again_identically(campaign, organiser, share
     assignments.draw_overlap(campaign=campaign, share=0.1, assigned_by=organiser)
     first = slice_entries(campaign)
     for slice_ in Assignment.objects.filter(scope="overlap"):
-        assignments.withdraw_assignment(campaign=campaign, assignment_id=slice_.pk)
+        assignments.withdraw_assignment(campaign=campaign, assignment_id=slice_.pk, by=None)
 
     again = assignments.draw_overlap(campaign=campaign, share=0.1, assigned_by=organiser)
 

@@ -54,7 +54,7 @@ class Command(BaseCommand):
         if options["mark_training"]:
             if not topics:
                 raise CommandError("--mark-training needs --topics")
-            changed = assignments.mark_training(campaign=campaign, topics=topics, is_training=True)
+            changed = assignments.mark_training(campaign=campaign, topics=topics, is_training=True, by=None)
             self.stdout.write(self.style.SUCCESS(f"{changed} topic(s) marked as training topics"))
         elif options["overlap"]:
             drawn = assignments.draw_overlap(

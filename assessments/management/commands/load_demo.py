@@ -53,7 +53,7 @@ class Command(BaseCommand):
         pooling.build_pool(campaign=campaign, spec=pooling.PoolSpec(depth=5))
         with transaction.atomic():
             training, *main = list(campaign.topics.order_by("position"))
-            assignments.mark_training(campaign=campaign, topics=[training], is_training=True)
+            assignments.mark_training(campaign=campaign, topics=[training], is_training=True, by=people["olivia"])
             assessors = [people["alice"], people["bob"]]
             assignments.assign_topics(
                 campaign=campaign, assessors=assessors, topics=[training], phase=Phase.TRAINING, assigned_by=people["olivia"]
@@ -63,7 +63,7 @@ class Command(BaseCommand):
                     campaign=campaign, assessors=[assessor], topics=[topic], phase=Phase.MAIN, assigned_by=people["olivia"]
                 )
             if campaign.phase == Phase.SETUP:
-                campaigns.advance_phase(campaign=campaign, to=Phase.TRAINING)
+                campaigns.advance_phase(campaign=campaign, to=Phase.TRAINING, by=None)
 
         pool_size = PoolEntry.objects.filter(topic__campaign=campaign).count()
         self.stdout.write(self.style.SUCCESS(f"demo campaign '{SLUG}': {campaign.topics.count()} topics, {pool_size} documents to judge"))

@@ -12,12 +12,13 @@ from pathlib import Path
 import numpy as np
 from django.db import transaction
 
+from accounts.models import User
 from assessments.collector import collector_paused
 from assessments.formats.documents import read_documents
 from assessments.formats.errors import FormatError
 from assessments.metrics.duplicates import normalised_utf8
 from assessments.models import Campaign, Document
-from assessments.services import bulk
+from assessments.services import audit, bulk
 from assessments.services.bulk import copy_escape
 from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.imports.files import count_lines, files_label, input_files, named
@@ -36,6 +37,7 @@ def import_documents(
     names: Sequence[str] | None = None,
     fmt: str = "auto",
     only_pooled: bool = False,
+    by: User | None = None,
     progress: Progress | None = None,
 ) -> ImportSummary:
     """Load documents into the campaign's collection, inserting new ids and updating known ones (stubs included).
@@ -89,9 +91,15 @@ def import_documents(
         kept = read - skipped
         # Distinct hashes are distinct ids; equal hashes are (almost always) a repeated id.
         repeats = len(np.unique(np.frombuffer(ids, dtype=np.int64))) < len(ids)
+        checksums = audit.file_checksums((f.name, f.path) for f in files)
         with transaction.atomic():
             bulk.lock_campaign(campaign)
             created, updated = bulk.upsert_documents(spool, collection_id=campaign.collection_id, repeats=repeats)
+            audit.record(
+                campaign=campaign, action=audit.Action.DOCUMENTS_IMPORTED, by=by, subject=files_label(files),
+                details={"files": checksums, "format": fmt, "only_pooled": only_pooled, "read": read, "created": created,
+                         "updated": updated, "collection": campaign.collection.slug},
+            )
 
     unchanged = kept - created - updated  # includes repeated ids within the import
     summary = f"{files_label(files)}: {read:,} documents read, {created:,} new, {updated:,} updated, {unchanged:,} unchanged"

@@ -23,7 +23,7 @@ from assessments.formats.errors import FormatError
 from assessments.formats.trec_run import RunBlock, read_run
 from assessments.metrics.evaluation import order_positions, single_precision_order
 from assessments.models import Campaign, Document, PoolSource, Ranking, Run, Topic
-from assessments.services import bulk, rankings
+from assessments.services import audit, bulk, rankings
 from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.imports.files import FilesMeter, InputFile, files_label, first_line_where, input_files, opened
 from assessments.services.jobs import NoProgress, Progress
@@ -85,9 +85,17 @@ def import_runs(
                     raise FormatError(file.name, None, f"run {run.tag} is also in {runs[run.tag].file.name}; a tag names one run")
                 run.team = team or run.team
                 runs[run.tag] = run
+        checksums = audit.file_checksums((f.name, f.path) for f in files)
         with transaction.atomic():
             stored, replaced = _store_runs(campaign, list(runs.values()), spool=spool, topic_ids=topic_ids, uploaded_by=uploaded_by)
             sources = _repoint_pool_sources(replaced)
+            replaced_tags = {run.tag for run in replaced}
+            audit.record(
+                campaign=campaign, action=audit.Action.RUNS_IMPORTED, by=uploaded_by, subject=files_label(files),
+                details={"files": checksums, "runs": [
+                    {"tag": r.tag, "lines": r.lines, "topics": r.topics, "replaced": r.tag in replaced_tags} for r in runs.values()
+                ]},
+            )
 
     lines = sum(run.lines for run in runs.values())
     warnings = [warning for run in runs.values() for warning in run.warnings]

@@ -7,11 +7,12 @@ from pathlib import Path
 from django.db import transaction
 from django.db.models import Count
 
+from accounts.models import User
 from assessments.formats.errors import FormatError
 from assessments.formats.qrels import topic_sort_key
 from assessments.formats.topics_xml import parse_topics
 from assessments.models import Campaign, Topic
-from assessments.services import bulk
+from assessments.services import audit, bulk
 from assessments.services.imports import ImportSummary
 from assessments.services.imports.files import input_files
 from assessments.services.jobs import NoProgress, Progress
@@ -22,7 +23,9 @@ _TOPIC_NUMBER_LENGTH = Topic._meta.get_field("number").max_length
 _TOPIC_FIELDS = ("title", "description", "narrative", "compared_objects", "cause", "effect", "position")
 
 
-def import_topics(*, campaign: Campaign, path: str | Path, name: str | None = None, progress: Progress | None = None) -> ImportSummary:
+def import_topics(
+    *, campaign: Campaign, path: str | Path, name: str | None = None, by: User | None = None, progress: Progress | None = None
+) -> ImportSummary:
     """Create or update the campaign's topics from a Touché topics file, matched by number.
 
     A re-import never deletes: a topic missing from the new file may already have pools and judgments, and
@@ -58,6 +61,11 @@ def import_topics(*, campaign: Campaign, path: str | Path, name: str | None = No
                 changed.append(topic)
         Topic.objects.bulk_create(created)
         Topic.objects.bulk_update(changed, _TOPIC_FIELDS)
+        audit.record(
+            campaign=campaign, action=audit.Action.TOPICS_IMPORTED, by=by, subject=source.name,
+            details={"files": audit.file_checksums([(source.name, source.path)]), "topics": len(records),
+                     "created": [t.number for t in created], "updated": [t.number for t in changed]},
+        )
         judged = dict(
             Topic.objects.filter(pk__in=[t.pk for t in changed], judgments__isnull=False)
             .annotate(n=Count("judgments")).values_list("number", "n")

@@ -100,7 +100,9 @@ def job_inputs(job: Job) -> Iterator[tuple[list[Path], list[str]]]:
 @jobs.handler("import_topics")
 def _import_topics_job(job: Job, progress: Progress) -> dict:
     with job_inputs(job) as (paths, names):
-        return import_topics(campaign=job.campaign, path=paths[0], name=names[0], progress=progress).as_result()
+        return import_topics(
+            campaign=job.campaign, path=paths[0], name=names[0], by=job.created_by, progress=progress
+        ).as_result()
 
 
 @jobs.handler("import_documents")
@@ -109,7 +111,7 @@ def _import_documents_job(job: Job, progress: Progress) -> dict:
     with job_inputs(job) as (paths, names):
         return import_documents(
             campaign=job.campaign, paths=paths, names=names, fmt=params.get("format", "auto"),
-            only_pooled=bool(params.get("only_pooled")), progress=progress,
+            only_pooled=bool(params.get("only_pooled")), by=job.created_by, progress=progress,
         ).as_result()
 
 

@@ -1,0 +1,49 @@
+"""A campaign's timeline: its audit trail, newest first, for the people who run it (and the API's twin)."""
+
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import path
+
+from assessments import access
+from assessments.models import AuditEvent
+from assessments.selectors.campaigns import timeline
+
+EVENTS_PER_PAGE = 100
+# The filter's families: an action's prefix groups its kinds (all imports, all membership changes …).
+FAMILIES = [
+    ("", "Everything"), ("phase", "Phases"), ("training", "Training rounds"), ("assignment", "Assignments"),
+    ("import", "Imports"), ("topic", "Topic changes"), ("pool", "Pool builds"), ("qrels", "Qrels exports"),
+    ("adjudication", "Adjudications"), ("member", "Members"),
+]
+
+
+def _compact(value) -> str:
+    """A before/after value or the details on one line, for the table (the API gives the JSON itself)."""
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+@login_required
+def timeline_page(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = access.get_campaign_for_organiser(request.user, slug)
+    family = request.GET.get("action", "")
+    if family not in dict(FAMILIES):
+        family = ""
+    page = Paginator(timeline(campaign, action=family), EVENTS_PER_PAGE).get_page(request.GET.get("page"))
+    labels = dict(AuditEvent.Action.choices)
+    rows = [
+        {"event": e, "label": labels.get(e.action, e.action), "before": _compact(e.before), "after": _compact(e.after),
+         "details": json.dumps(e.details, ensure_ascii=False, indent=1) if e.details else ""}
+        for e in page.object_list
+    ]
+    return render(request, "assessments/timeline.html", {
+        "campaign": campaign, "page": page, "rows": rows, "families": FAMILIES, "family": family,
+    })
+
+
+urlpatterns = [path("<slug:slug>/timeline/", timeline_page, name="timeline")]

@@ -138,7 +138,7 @@ def test_a_new_training_round_needs_new_topics(campaign, training_topic, admin_u
     campaign.save()
     assignments.close_training_round(campaign=campaign, then="next_round", by=None)
     campaign.refresh_from_db()
-    second = TopicFactory(campaign=campaign, number="40", is_training=True, by=None)
+    second = TopicFactory(campaign=campaign, number="40", is_training=True)
 
     with pytest.raises(AssignmentError, match="topic 1 was used in training round 1; round 2 needs new training topics"):
         assignments.assign_topics(campaign=campaign, assessors=[ann], topics=[training_topic], phase="training", assigned_by=admin_user)

@@ -7,7 +7,7 @@ class Adjudication(models.Model):
 
     Only `assessments.services.adjudication` writes it, and every write appends an AdjudicationEvent. The labels
     are checked against the campaign's scheme by the same trigger as judgments', and the history is append-only
-    (migration 0011).
+    (migration 0012).
     """
 
     topic = models.ForeignKey("assessments.Topic", on_delete=models.PROTECT, related_name="adjudications")

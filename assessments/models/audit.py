@@ -7,7 +7,7 @@ class AuditEvent(models.Model):
 
     Written only by `assessments.services.audit.record`, which the services that make a change call inside the
     transaction of that change, so a change and its event are stored together or not at all. Append-only: the
-    database refuses UPDATE, DELETE and TRUNCATE on this table (migration 0011), so a campaign with a history
+    database refuses UPDATE, DELETE and TRUNCATE on this table (migration 0012), so a campaign with a history
     cannot be deleted either.
     """
 

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('assessments', '0010_campaign_membership'),
+        ('assessments', '0011_ranking_by_single'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

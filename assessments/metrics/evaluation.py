@@ -26,12 +26,14 @@ import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter, neg
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 
 from .measures import Measure, check_cutoff, judged_at_k, parse_measure
 
+Topic = TypeVar("Topic", bound=Hashable)
+"""A topic key, whatever its type (the service passes topic numbers as text); per_topic is keyed by its text."""
 Order = Literal["score", "rank"]
 TrecEval = Literal[9, 10]
 TREC_EVAL_VERSIONS: tuple[TrecEval, ...] = (10, 9)
@@ -180,8 +182,8 @@ class RunEvaluation:
 
 
 def evaluate_rankings(
-    rankings: Mapping[Hashable, Sequence[str]],
-    qrels: Mapping[Hashable, Mapping[str, int]],
+    rankings: Mapping[Topic, Sequence[str]],
+    qrels: Mapping[Topic, Mapping[str, int]],
     *,
     measure: str | Measure = "nDCG@5",
     complete: bool = False,
@@ -217,8 +219,8 @@ def evaluate_rankings(
 
 
 def evaluate_run(
-    run: Mapping[Hashable, Iterable[Entry]],
-    qrels: Mapping[Hashable, Mapping[str, int]],
+    run: Mapping[Topic, Iterable[Entry]],
+    qrels: Mapping[Topic, Mapping[str, int]],
     *,
     measure: str | Measure = "nDCG@5",
     order: Order = "score",

@@ -11,12 +11,12 @@ ranking (Voorhees 2000).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .evaluation import evaluate_rankings
+from .evaluation import Topic, evaluate_rankings
 from .measures import Measure, parse_measure
 
 
@@ -67,10 +67,10 @@ class ReusabilityReport:
 
 
 def leave_one_team_out(
-    rankings: Mapping[str, Mapping[Hashable, Sequence[str]]],
+    rankings: Mapping[str, Mapping[Topic, Sequence[str]]],
     teams: Mapping[str, str],
-    qrels: Mapping[Hashable, Mapping[str, int]],
-    contributors: Mapping[tuple[Hashable, str], frozenset[str]],
+    qrels: Mapping[Topic, Mapping[str, int]],
+    contributors: Mapping[tuple[Topic, str], frozenset[str]],
     *,
     measure: str | Measure = "nDCG@5",
 ) -> ReusabilityReport:
@@ -81,7 +81,7 @@ def leave_one_team_out(
     run outside the pool loses nothing, and its judged@k shows how well the pool covers it.
     """
     measure = parse_measure(measure)
-    unique: dict[str, list[tuple[Hashable, str]]] = {team: [] for team in set(teams.values())}
+    unique: dict[str, list[tuple[Topic, str]]] = {team: [] for team in set(teams.values())}
     for (topic, doc), sources in contributors.items():
         if len(sources) == 1 and doc in qrels.get(topic, {}):
             (team,) = sources
@@ -112,9 +112,9 @@ def leave_one_team_out(
     )
 
 
-def _without(qrels: Mapping[Hashable, Mapping[str, int]], removed: list[tuple[Hashable, str]]) -> dict:
+def _without(qrels: Mapping[Topic, Mapping[str, int]], removed: list[tuple[Topic, str]]) -> dict:
     """``qrels`` less the (topic, document) pairs in ``removed``; untouched topics are shared, not copied."""
-    by_topic: dict[Hashable, set[str]] = {}
+    by_topic: dict[Topic, set[str]] = {}
     for topic, doc in removed:
         by_topic.setdefault(topic, set()).add(doc)
     return {

@@ -11,6 +11,8 @@ from statsmodels.stats.multitest import multipletests
 from assessments.metrics.reusability import competition_ranks, kendall_tau, leave_one_team_out
 from assessments.metrics.significance import (
     bootstrap_ci,
+    compare_all,
+    confidence_intervals,
     holm,
     paired_permutation_test,
     paired_t_test,
@@ -203,3 +205,24 @@ def test_leave_one_team_out_hand_worked():
 def test_the_statistics_modules_import_without_django():
     code = "import sys, assessments.metrics.significance, assessments.metrics.reusability; sys.exit('django' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT).returncode == 0
+
+
+def test_runs_over_different_topics_are_compared_on_the_topics_both_have():
+    rng = np.random.default_rng(9)
+    topics = [str(t) for t in range(12)]
+    full = [dict(zip(topics, rng.uniform(0, 1, 12).tolist())) for _ in range(3)]
+    partial = dict(list(full[2].items())[:8])  # a run that answered only 8 topics
+    per_topic = [full[0], full[1], partial]
+    tests = {(t.a, t.b): t for t in compare_all(per_topic, test="t")}
+    assert set(tests) == {(0, 1), (0, 2), (1, 2)}
+    common = topics[:8]
+    expected = stats.ttest_rel([full[0][t] for t in common], [partial[t] for t in common]).pvalue
+    assert tests[0, 2].p_value == pytest.approx(expected, rel=1e-9)
+    assert tests[0, 2].mean_diff == pytest.approx(np.mean([full[0][t] - partial[t] for t in common]))
+    assert tests[0, 1].p_value == pytest.approx(stats.ttest_rel(list(full[0].values()), list(full[1].values())).pvalue)
+    # Holm over the three pairs, whichever group each came from.
+    assert [t.p_holm for t in tests.values()] == pytest.approx(holm([t.p_value for t in tests.values()]).tolist())
+    intervals = confidence_intervals([full[0], {}, partial], seed=1)
+    assert intervals[1] is None
+    low, high = bootstrap_ci(np.array([[partial[t]] for t in sorted(partial)]), seed=1)
+    assert intervals[2] == (low[0], high[0])

@@ -48,7 +48,9 @@ def judge_in_tab_a_while_tab_b_waits(page, log_in, assignment, pool):
     tab_b = page.context.new_page()
     tab_b.errors = []
     tab_b.on("pageerror", lambda error: tab_b.errors.append(str(error)))
-    open_position(tab_b, assignment, 1)
+    open_position(tab_b, assignment, 2)
+    tab_b.keyboard.press("k")  # to document 1, within the page
+    expect(tab_b.locator("#pos")).to_have_text("1")
     expect(tab_b.locator("#save-state")).to_have_text("Not judged yet")
     tab_a = page
     open_position(tab_a, assignment, 1)
@@ -99,6 +101,11 @@ def test_a_stale_tab_shows_both_versions_and_keeps_the_one_chosen(page, log_in, 
 def test_a_stale_tab_can_take_the_version_saved_elsewhere(page, log_in, assignment, pool):
     tab_a, tab_b, conflict = judge_in_tab_a_while_tab_b_waits(page, log_in, assignment, pool)
     before = history(pool[0])
+    tab_b.keyboard.press("Escape")  # decide later: the page keeps asking
+    expect(conflict).to_be_hidden()
+    expect(tab_b.locator("#save-state")).to_contain_text("changed elsewhere")
+    tab_b.locator("#save-banner").get_by_role("button", name="Choose a version").click()
+    expect(conflict).to_be_visible()
     tab_b.keyboard.press("a")  # keep the version saved elsewhere
     expect(conflict).to_be_hidden()
     saved(tab_b)

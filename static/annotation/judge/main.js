@@ -20,13 +20,13 @@ import * as navigation from "./navigation.js";
 import { $, $$, plural, prefs, savePrefs, toast } from "./util.js";
 import * as view from "./view.js";
 
-const data = JSON.parse(document.getElementById("judge-data").textContent);
-saves.start({ user: data.user, csrf: data.csrf, live: true });
-labels.configure(data.keys);
-view.configure(data.terms);
+const first = JSON.parse(document.getElementById("judge-data").textContent); // the page as loaded
+saves.start({ user: first.user, csrf: first.csrf, live: true });
+labels.configure(first.keys);
+view.configure(first.terms);
 
 const commandKeys = new Map();
-data.keys.commands.forEach((c) => c.keys.forEach((k) => commandKeys.set(k.length === 1 ? k.toLowerCase() : k, c.action)));
+first.keys.commands.forEach((c) => c.keys.forEach((k) => commandKeys.set(k.length === 1 ? k.toLowerCase() : k, c.action)));
 // Commands that can wait for the next document: they change labels or move on.
 const QUEUEABLE = new Set(["next", "previous", "next-unjudged", "flag", "undo"]);
 const MAX_QUEUED = 40;
@@ -153,7 +153,7 @@ function drawBanner() {
       `retrying in ${seconds} s.`, "Retry now", () => { saves.status.attempt = 0; saves.flush(); }));
   }
   for (const item of items.filter((i) => i.conflict)) {
-    if (item.url === data.saveUrl && item.owner === saves.TAB) {
+    if (item.url === labels.doc.data.saveUrl && item.owner === saves.TAB) {
       banner.append(line("bad", "This label was changed elsewhere meanwhile.", "Choose a version", () => conflict.open(item.conflict.judgment)));
     } else if (saves.answersFor(item)) {
       banner.append(line("bad", "A label of another document was changed elsewhere meanwhile.", "Open it", () => window.location.assign(item.page)));
@@ -205,13 +205,13 @@ window.addEventListener("pagehide", labels.leaving);
 document.addEventListener("touchstone:logout", labels.leaving);
 
 // ---------------------------------------------------------------- start
-history.replaceState({ position: data.position }, "");
-const left = labels.show(data);
+history.replaceState({ position: first.position }, "");
+const left = labels.show(first);
 navigation.drawPlace();
-view.reset(data.hasText);
+view.reset(first.hasText);
 dialogs.drawUnjudgedOnly();
 drawBanner();
-if (data.closed) { $$(".label-btn, .flag-btn").forEach((b) => { b.disabled = true; }); note.readOnly = true; }
+if (first.closed) { $$(".label-btn, .flag-btn").forEach((b) => { b.disabled = true; }); note.readOnly = true; }
 if (left && left.conflict) conflict.open(left.conflict.judgment);
 setInterval(labels.tick, 1000);
 setInterval(() => { if (saves.status.attempt > 0) drawBanner(); }, 1000); // the retry countdown

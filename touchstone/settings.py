@@ -168,6 +168,10 @@ MEDIA_ROOT = VAR_DIR / "uploads"
 # Uploads of runs and collections can be large; they are streamed to disk, not held in memory.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# The largest upload (a request body) the import pages and API take; a larger one is refused before it is read.
+UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 2 * 1000**3)
+# The most a compressed input file may expand to, whatever its ratio (see assessments/formats/reading.py).
+IMPORT_MAX_DECOMPRESSED_BYTES = env_int("IMPORT_MAX_DECOMPRESSED_BYTES", 64 * 1024**3)
 
 # Secure by default: on unless the environment turns them off (a plain-HTTP demo sets DEBUG=1).
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)

@@ -16,6 +16,12 @@ Three shapes occur in Touché:
 Keys that are not mapped to a field are kept, as parsed, in ``metadata``. Files may be gzip-compressed
 whatever their name: gzip is recognised by its magic bytes.
 
+Collections come from the web, so the JSON is held to what a database and a browser can take, each breach
+a `FormatError` with its line: a record of at most `MAX_RECORD_BYTES`, nesting of at most `MAX_DEPTH`
+levels, finite numbers, integers within 64 bits, no NUL character and no lone UTF-16 surrogate (``\\u0000``
+and ``\\ud800`` are valid JSON escapes, but PostgreSQL refuses the first and UTF-8 cannot encode the second).
+See `formats.reading` for the limits on the file itself.
+
 The args.me file is not parsed with a streaming tokenizer (ijson) but by decoding one argument at a
 time with the standard library's C decoder (``JSONDecoder.raw_decode``) over a sliding window. That
 is faster than an event stream and, unlike ijson, lets every error name its line.
@@ -23,18 +29,16 @@ is faster than an event stream and, unlike ijson, lets every error name its line
 
 from __future__ import annotations
 
-import gzip
-import io
+import codecs
 import json
 import os
 import re
-import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import BinaryIO, Literal, TextIO
+from typing import BinaryIO, Literal
 
 from .errors import FormatError
+from .reading import MAX_BLANK_LINES, MAX_DECOMPRESSED_BYTES, MAX_RECORD_BYTES, blank_line_limit, open_input
 
 Format = Literal["auto", "argsme", "jsonl", "passages"]
 
@@ -50,13 +54,16 @@ class DocumentRecord:
     line: int  # where the document's JSON object starts (1-based, in the decompressed text)
 
 
-_GZIP_MAGIC = b"\x1f\x8b"
 _ARGSME_HEAD = re.compile(rb'\s*\{\s*"arguments"\s*:')
 _ARGSME_HEAD_TEXT = re.compile(r'\s*\{\s*"arguments"\s*:\s*\[')
 _SNIFF_BYTES = 4096
+MAX_DEPTH = 32  # args.me arguments nest 3 levels, TIRA's re-rank records 2
+_INTEGER_BOUND = 2**64  # integers in metadata: what a 64-bit column or a JSON reader in another language can hold
 
 
-def read_documents(path: str | os.PathLike[str], *, fmt: Format = "auto") -> Iterator[DocumentRecord]:
+def read_documents(
+    path: str | os.PathLike[str], *, fmt: Format = "auto", max_decompressed: int = MAX_DECOMPRESSED_BYTES
+) -> Iterator[DocumentRecord]:
     """Yield documents in file order; raise `FormatError` (with the line) at the first bad record.
 
     ``auto`` picks ``argsme`` when the file starts with ``{"arguments"``; otherwise the file is JSONL,
@@ -67,42 +74,88 @@ def read_documents(path: str | os.PathLike[str], *, fmt: Format = "auto") -> Ite
         raise ValueError(f"fmt must be auto, argsme, jsonl or passages, not {fmt!r}")
     source = os.fspath(path)
     if fmt == "auto":
-        with _open_binary(source) as stream, _decoding_errors(source):
+        with open_input(source, source=source, max_decompressed=max_decompressed) as stream:
             head = stream.read(_SNIFF_BYTES).removeprefix(b"\xef\xbb\xbf")
         if _ARGSME_HEAD.match(head):
             fmt = "argsme"
-    return _documents(source, fmt)
+    return _documents(source, fmt, max_decompressed)
 
 
-def _documents(source: str, fmt: Format) -> Iterator[DocumentRecord]:
-    with _open_binary(source) as stream, _decoding_errors(source):
+def _documents(source: str, fmt: Format, max_decompressed: int) -> Iterator[DocumentRecord]:
+    with open_input(source, source=source, max_decompressed=max_decompressed) as stream:
         if fmt == "argsme":
-            count = yield from _read_argsme(io.TextIOWrapper(stream, encoding="utf-8-sig"), source)
+            count = yield from _read_argsme(stream, source)
         else:
             count = yield from _read_jsonl(stream, source, fmt)
     if not count:
         raise FormatError(source, None, "the file contains no documents")
 
 
-@contextmanager
-def _decoding_errors(source: str) -> Iterator[None]:
-    """Report broken compression or encoding as a `FormatError` about the file (no line is known)."""
+# --- JSON held to what the database can store ---------------------------------------------------------
+
+
+class _NotANumber(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> None:
+    raise _NotANumber(f"{name} is not a JSON number")
+
+
+# NaN and Infinity are accepted by Python's json but are not JSON, and jsonb refuses them.
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _decoded_json(decode: Callable[[], tuple[object, int]], source: str, line: int) -> tuple[object, int]:
+    """Call a decoder, turning every way it can fail on hostile input into a FormatError (JSONDecodeError excepted:
+    the callers say where it happened)."""
     try:
-        yield
-    except (EOFError, gzip.BadGzipFile, zlib.error) as e:
-        raise FormatError(source, None, f"the gzip data is truncated or corrupt ({e})") from None
-    except UnicodeDecodeError as e:
-        raise FormatError(source, None, f"the file is not UTF-8 ({e.reason})") from None
+        return decode()
+    except json.JSONDecodeError:
+        raise
+    except _NotANumber as exc:
+        raise FormatError(source, line, str(exc)) from None
+    except RecursionError:
+        raise FormatError(source, line, f"JSON nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError:  # an integer of more digits than int() converts (sys.get_int_max_str_digits)
+        raise FormatError(source, line, "a number in the JSON has too many digits") from None
 
 
-def _open_binary(path: str) -> BinaryIO:
-    with open(path, "rb") as probe:
-        compressed = probe.read(2) == _GZIP_MAGIC
-    if not compressed:
-        return open(path, "rb")
-    # GzipFile reads 8 KiB at a time through Python code; a larger buffer in front of it saves
-    # about a sixth of the time of reading a compressed passage file line by line.
-    return io.BufferedReader(gzip.open(path, "rb"), buffer_size=1 << 20)  # type: ignore[arg-type]
+def _check_json(value: object, source: str, line: int, *, text_escapes: bool) -> None:
+    """Refuse what PostgreSQL or a browser cannot take. ``text_escapes``: the raw record holds a ``\\u0000`` or
+    ``\\ud…`` escape, the only ways to a NUL or a lone surrogate, so only then are the strings searched."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                raise FormatError(source, line, f"JSON nested more than {MAX_DEPTH} levels deep")
+            if isinstance(item, dict):
+                if text_escapes:
+                    stack.extend((key, depth) for key in item)
+                item = item.values()
+            stack.extend((member, depth + 1) for member in item)
+        elif isinstance(item, float):
+            if item - item:  # 1e400 parses as inf
+                raise FormatError(source, line, "a number in the JSON is too large for a finite float")
+        elif isinstance(item, int) and not -_INTEGER_BOUND < item < _INTEGER_BOUND:
+            raise FormatError(source, line, f"integer {_digits(item)} in the JSON is larger than 64 bits")
+        elif text_escapes and isinstance(item, str):
+            if "\x00" in item:
+                raise FormatError(source, line, "a string contains a NUL character (\\u0000)")
+            if _SURROGATE.search(item):
+                raise FormatError(source, line, "a string contains a lone surrogate (\\ud800–\\udfff), which is not text")
+
+
+def _digits(number: int) -> str:
+    text = str(number)
+    return text if len(text) <= 30 else f"{text[:20]}… ({len(text):,} digits)"
+
+
+def _has_text_escapes(text: str | bytes, start: int = 0, end: int | None = None) -> bool:
+    escapes = ("\\u0000", "\\ud", "\\uD") if isinstance(text, str) else (b"\\u0000", b"\\ud", b"\\uD")
+    return any(text.find(escape, start, end) >= 0 for escape in escapes)  # type: ignore[arg-type]
 
 
 # --- JSONL (passages and generic) ------------------------------------------------------------
@@ -112,18 +165,29 @@ def _read_jsonl(stream: BinaryIO, source: str, fmt: Format) -> Iterator[Document
     to_record: Callable[[dict, str, int], DocumentRecord] | None = None
     if fmt != "auto":
         to_record = _passage_record if fmt == "passages" else _generic_record
-    count = 0
-    for lineno, raw in enumerate(stream, 1):
+    count = blank_lines = lineno = 0
+    readline = stream.readline
+    while raw := readline(MAX_RECORD_BYTES + 1):
+        lineno += 1
+        if len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n"):
+            raise FormatError(source, lineno, f"the line is longer than {MAX_RECORD_BYTES:,} bytes")
         if raw.isspace():
+            blank_lines += 1
+            if blank_lines > MAX_BLANK_LINES:
+                raise blank_line_limit(source, lineno)
             continue
         try:
-            value = json.loads(raw)
+            # Strict UTF-8: json.loads(bytes) would let encoded surrogates through ("surrogatepass").
+            text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+        except UnicodeDecodeError as e:
+            raise FormatError(source, lineno, f"not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1})") from None
+        try:
+            value, _ = _decoded_json(lambda: (_DECODER.decode(text), 0), source, lineno)  # noqa: B023 (called at once)
         except json.JSONDecodeError as e:
             raise FormatError(source, lineno, f"invalid JSON: {_json_message(e)} (column {e.colno})") from None
-        except UnicodeDecodeError as e:
-            raise FormatError(source, lineno, f"the line is not UTF-8 ({e.reason})") from None
         if not isinstance(value, dict):
             raise FormatError(source, lineno, f"expected a JSON object, got {_json_type(value)}")
+        _check_json(value, source, lineno, text_escapes=_has_text_escapes(raw))
         if to_record is None:
             to_record = _passage_record if "contents" in value else _generic_record
         yield to_record(value, source, lineno)
@@ -196,25 +260,27 @@ def _json_type(value: object) -> str:
 
 # --- args.me -----------------------------------------------------------------------------------
 
-_CHUNK_CHARS = 1 << 20
+_CHUNK_BYTES = 1 << 20
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
 
 
 class _Window:
-    """A sliding window over a text stream that knows the line number of every position in it.
+    """A sliding window over a file's text that knows the line number of every position in it.
 
     Positions are indices into ``text``. ``fill`` discards what is before ``pos`` and appends at least
-    as much as it keeps, so a single huge argument costs amortised linear time, not quadratic.
+    as much as it keeps, so a single huge argument costs amortised linear time, not quadratic. The bytes are
+    decoded here, a chunk at a time, so a byte that is not UTF-8 is reported with its line.
     """
 
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-        self.text = stream.read(_CHUNK_CHARS)
+    def __init__(self, stream: BinaryIO, source: str) -> None:
+        self._stream, self._source = stream, source
+        self._decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        self.text = ""
         self.pos = 0
-        self.eof = not self.text
+        self.eof = False
         self._line_at = 1  # line number at _counted
         self._counted = 0
+        self.fill()
 
     def fill(self) -> bool:
         """Read more text; False at the end of the stream."""
@@ -222,10 +288,22 @@ class _Window:
             return False
         self._line_at += self.text.count("\n", self._counted, self.pos)
         kept = self.text[self.pos :]
-        more = self._stream.read(max(_CHUNK_CHARS, len(kept)))
+        more = self._read(max(_CHUNK_BYTES, len(kept)))
         self.eof = not more
         self.text, self.pos, self._counted = kept + more, 0, 0
         return not self.eof
+
+    def _read(self, size: int) -> str:
+        """At least one character, or '' at the end (bytes may stop inside a character)."""
+        while True:
+            data = self._stream.read(size)
+            try:
+                text = self._decoder.decode(data, final=not data)
+            except UnicodeDecodeError as e:
+                line = self._line_at + self.text.count("\n", self._counted) + data.count(b"\n", 0, max(e.start, 0))
+                raise FormatError(self._source, line, "not UTF-8 text") from None
+            if text or not data:
+                return text
 
     def line(self, at: int) -> int:
         """Line number of position ``at``; ``at`` must not go backwards between calls."""
@@ -236,15 +314,15 @@ class _Window:
     def skip_whitespace(self) -> str:
         """Move past whitespace and return the next character ('' at the end of the stream)."""
         while True:
-            self.pos = _WHITESPACE.match(self.text, self.pos).end()
+            self.pos = _WHITESPACE.match(self.text, self.pos).end()  # type: ignore[union-attr]
             if self.pos < len(self.text):
                 return self.text[self.pos]
             if not self.fill():
                 return ""
 
 
-def _read_argsme(stream: TextIO, source: str) -> Iterator[DocumentRecord]:
-    window = _Window(stream)
+def _read_argsme(stream: BinaryIO, source: str) -> Iterator[DocumentRecord]:
+    window = _Window(stream, source)
     head = _ARGSME_HEAD_TEXT.match(window.text)
     while head is None and len(window.text) < _SNIFF_BYTES and window.fill():
         head = _ARGSME_HEAD_TEXT.match(window.text)
@@ -255,7 +333,7 @@ def _read_argsme(stream: TextIO, source: str) -> Iterator[DocumentRecord]:
     next_char = window.skip_whitespace()
     while next_char != "]":
         line = window.line(window.pos)
-        yield _argsme_record(_decode_object(window, source), source, line)
+        yield _argsme_record(_decode_object(window, source, line), source, line)
         count += 1
         next_char = window.skip_whitespace()
         if next_char == ",":
@@ -272,17 +350,22 @@ def _read_argsme(stream: TextIO, source: str) -> Iterator[DocumentRecord]:
     return count
 
 
-def _decode_object(window: _Window, source: str) -> object:
+def _decode_object(window: _Window, source: str, line: int) -> object:
     while True:
+        start = window.pos
         try:
-            value, end = _DECODER.raw_decode(window.text, window.pos)
+            value, end = _decoded_json(lambda: _DECODER.raw_decode(window.text, start), source, line)  # noqa: B023
         except json.JSONDecodeError as e:
             # An argument cut by the end of the window fails near its end (or as an unterminated
-            # string); read more and try again. Anything else is a real error in the file.
+            # string); read more and try again, up to the size an argument may have. Anything else is
+            # a real error in the file.
             cut = e.pos >= len(window.text) - 16 or e.msg.startswith("Unterminated string")
+            if cut and len(window.text) - start > MAX_RECORD_BYTES:
+                raise FormatError(source, line, f"an argument is longer than {MAX_RECORD_BYTES:,} characters") from None
             if cut and window.fill():
                 continue
             raise FormatError(source, window.line(e.pos), f"invalid JSON: {_json_message(e)}") from None
+        _check_json(value, source, line, text_escapes=_has_text_escapes(window.text, start, end))
         window.pos = end
         return value
 

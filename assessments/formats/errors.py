@@ -10,6 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+def shown(text: str, width: int = 60) -> str:
+    """A field as a message quotes it: repr, cut short, since a hostile line may hold a megabyte in one field."""
+    return repr(text) if len(text) <= width else repr(text[:width]) + f"… ({len(text):,} characters)"
+
+
 def _located(source: str, line: int | None, text: str) -> str:
     return f"{source}: {text}" if line is None else f"{source}:{line}: {text}"
 

@@ -15,11 +15,13 @@ Written qrels are what trec_eval and ir_measures read: ``qid 0 doc label``, sing
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Iterator
 from typing import Literal, TextIO
 
-from .errors import FormatError
+from .errors import FormatError, shown
 from .lines import without_bom
+from .reading import MAX_BLANK_LINES, blank_line_limit
 
 Kind = Literal["relevance", "quality", "stance"]
 
@@ -27,6 +29,7 @@ Kind = Literal["relevance", "quality", "stance"]
 STANCE_LABELS = ("FIRST", "SECOND", "NEUTRAL", "NO", "PRO", "CON", "SUPPORT", "REFUTE", "ONTOPIC")
 
 _NO_ITERATION = frozenset({"0", "Q0"})
+_LABEL = re.compile(r"[+-]?[0-9]{1,6}")
 
 
 def topic_sort_key(number: str) -> tuple[int, int, str]:
@@ -53,10 +56,13 @@ def parse_qrels(
         raise ValueError(f"kind must be relevance, quality or stance, not {kind!r}")
     stances = frozenset(stances)
     first_line: dict[tuple[str, str], int] = {}
-    width = 0
+    width = blank_lines = 0
     for lineno, line in enumerate(without_bom(lines), 1):
         fields = line.split()
         if not fields:
+            blank_lines += 1
+            if blank_lines > MAX_BLANK_LINES:
+                raise blank_line_limit(source, lineno)
             continue
         if not width:
             width = len(fields)
@@ -79,13 +85,13 @@ def parse_qrels(
 
         if kind == "stance":
             if label_text not in stances:
-                raise FormatError(source, lineno, f"unknown stance label {label_text!r} (expected one of {', '.join(sorted(stances))})")
+                raise FormatError(source, lineno, f"unknown stance label {shown(label_text)} (expected one of {', '.join(sorted(stances))})")
             label: int | str = label_text
         else:
-            try:
-                label = int(label_text)
-            except ValueError:
-                raise FormatError(source, lineno, f"{kind} label {label_text!r} is not an integer") from None
+            # Not int() alone: it also reads "1_0", "１" and 5,000 digits.
+            if not _LABEL.fullmatch(label_text):
+                raise FormatError(source, lineno, f"{kind} label {shown(label_text)} is not an integer of at most 6 ASCII digits")
+            label = int(label_text)
 
         key = (topic, doc)
         if key in first_line:

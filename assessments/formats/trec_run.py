@@ -9,20 +9,23 @@ well defined, so the tag is the rest of the line, without the quotes around it.
 
 Runs reach millions of lines per campaign, so the reader keeps the per-line work to a split, two number
 conversions, a set lookup and appends to the block's lists; everything per topic (order, ties, depth) is
-checked when the topic's block of lines ends, and a store takes whole blocks (`RunReader.blocks`). Memory holds the current block and 8 bytes per
-line of earlier blocks (for the duplicate check), whatever the length of the run.
+checked when the topic's block of lines ends, and a store takes whole blocks (`RunReader.blocks`). Memory holds
+the current block and one entry per block, whatever the length of the run: a document is checked against the
+other documents of its block, and a block that resumes a topic after other topics' lines says so (`resumed`),
+for whoever joins it to the topic's earlier blocks to check their documents against each other.
 """
 
 from __future__ import annotations
 
-from array import array
+import re
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
 
-from .errors import FormatError, FormatWarning
+from .errors import FormatError, FormatWarning, shown
 from .lines import without_bom
 from .qrels import topic_sort_key
+from .reading import MAX_BLANK_LINES, blank_line_limit
 
 STANCES = ("FIRST", "SECOND", "NEUTRAL", "NO", "PRO", "CON", "SUPPORT", "REFUTE")
 
@@ -44,6 +47,7 @@ class RunBlock:
     scores: list[float]
     stances: list[str | None]
     first_line: int
+    resumed: bool = False  # an earlier block had lines of this topic and tag
 
 _NAN = float("nan")  # equal to nothing, so the first line of a block never counts as a tie
 
@@ -63,8 +67,8 @@ class RunReader:
     """Iterate to get one `RunRow` per result line, in file order, or call `blocks()` to get them as `RunBlock`s.
 
     Raises `FormatError` (physical 1-based line) at the first line that cannot be stored: wrong field
-    count, a rank or score that is not a number, an unknown topic or stance, a document listed twice
-    for the same topic and tag. Problems that do not make the run wrong, only suspicious, are
+    count, a rank or score that is not ASCII digits, an unknown topic or stance, a document listed twice
+    in a block (a topic's lines that resume later are a new block, flagged `resumed`). Problems that do not make the run wrong, only suspicious, are
     collected in `warnings`. The summary attributes are complete only once iteration has finished.
     """
 
@@ -104,17 +108,16 @@ class RunReader:
         source = self.source
         stances = self._stances
         known_topics = self._known_topics
-        # Document ids of closed blocks, by (topic, tag), kept as 8-byte hashes rather than strings
-        # (a tenth of the memory) for the rare run whose lines for a topic resume later on.
-        closed: dict[tuple[str, str], array[int]] = {}
+        closed: set[tuple[str, str]] = set()  # (topic, tag) of the blocks already yielded
         # The current block: consecutive lines with the same topic and raw tag; the first line opens
         # one. Only ints, floats and strings are kept per line (never the row tuples), so the garbage
         # collector has nothing to scan however long the run is.
         topic = raw_tag = tag = None
         block = None
         has_stance = False
-        seen: set[str] | _ResumedDocuments = set()  # the current block's documents
+        seen: set[str] = set()  # the current block's documents
         neighbour_ties = 0
+        blank_lines = 0
 
         for lineno, line in enumerate(without_bom(self._lines), 1):
             fields = line.split()
@@ -124,6 +127,9 @@ class RunReader:
                 line_topic, column2, doc, rank_text, score_text, line_tag = line.split(None, 5)
                 line_tag = line_tag.rstrip()
             elif not fields:
+                blank_lines += 1
+                if blank_lines > MAX_BLANK_LINES:
+                    raise blank_line_limit(source, lineno)
                 continue
             else:
                 raise FormatError(
@@ -131,16 +137,14 @@ class RunReader:
                 )
             try:
                 rank = int(rank_text)
-            except ValueError:
-                raise FormatError(source, lineno, f"rank {rank_text!r} is not an integer") from None
-            try:
                 score = float(score_text)
             except ValueError:
-                raise FormatError(source, lineno, f"score {score_text!r} is not a number") from None
-            # score - score is 0.0 (falsy) for every finite float and NaN for nan and ±inf,
-            # which would make score order and ties meaningless.
-            if score - score:
-                raise FormatError(source, lineno, f"score {score_text!r} is not a finite number")
+                raise FormatError(source, lineno, _number_problem(rank_text, score_text)) from None
+            # int() and float() also read "1_000" and digits of other scripts ("１２"), which no run
+            # writer means; and score - score is 0.0 (falsy) for every finite float but NaN for nan and
+            # ±inf, which would make score order and ties meaningless.
+            if "_" in rank_text or "_" in score_text or not (rank_text.isascii() and score_text.isascii()) or score - score:
+                raise FormatError(source, lineno, _number_problem(rank_text, score_text))
             if column2 == "Q0" or column2 == "0":
                 stance = None
             elif column2 in stances:
@@ -153,15 +157,14 @@ class RunReader:
             if line_topic != topic or line_tag != raw_tag:
                 if block is not None:
                     self._close_block(block, neighbour_ties)
-                    closed.setdefault((topic, tag), array("q")).extend(map(hash, seen))
+                    closed.add((topic, tag))
                     yield block
                 if known_topics is not None and line_topic not in known_topics:
                     raise FormatError(source, lineno, f"unknown topic {line_topic!r}")
                 topic, raw_tag = line_topic, line_tag
                 tag = _unquoted(raw_tag)
-                earlier = closed.get((topic, tag))
-                seen = set() if earlier is None else _ResumedDocuments(earlier)
-                block = RunBlock(topic, tag, [], [], [], [], lineno)
+                seen = set()
+                block = RunBlock(topic, tag, [], [], [], [], lineno, (topic, tag) in closed)
                 # Bound per block, not looked up per line: lookups show at a million lines a second.
                 seen_add, doc_append, rank_append = seen.add, block.docs.append, block.ranks.append
                 score_append, stance_append = block.scores.append, block.stances.append
@@ -231,19 +234,20 @@ class RunReader:
         self.warnings.append(FormatWarning(self.source, line, message))
 
 
-class _ResumedDocuments(set):
-    """The documents of a block that resumes a topic after other topics' lines.
+def _number_problem(rank_text: str, score_text: str) -> str:
+    """Why a line's rank or score was refused (worked out only then, so the common line pays nothing for it)."""
+    if not _RANK.fullmatch(rank_text):
+        return f"rank {shown(rank_text)} is not an integer in ASCII digits"
+    if len(rank_text) > _MAX_DIGITS:
+        return f"rank {shown(rank_text)} is too large"
+    if _SCORE.fullmatch(score_text) or score_text.lstrip("+-").lower() in ("inf", "infinity", "nan"):
+        return f"score {shown(score_text)} is not a finite number"
+    return f"score {shown(score_text)} is not a number in ASCII digits"
 
-    The earlier blocks are known only by the hashes of their document ids, so a duplicate across
-    blocks is found by hash: a false alarm would need a 64-bit hash collision.
-    """
 
-    def __init__(self, earlier: array[int]) -> None:
-        super().__init__()
-        self._earlier = frozenset(earlier)
-
-    def __contains__(self, doc: object) -> bool:
-        return set.__contains__(self, doc) or hash(doc) in self._earlier
+_RANK = re.compile(r"[+-]?[0-9]+")
+_SCORE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_MAX_DIGITS = 4300  # Python's limit for int(text), sys.get_int_max_str_digits()
 
 
 def _unquoted(tag: str) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 
 from django.conf import settings
@@ -30,11 +31,12 @@ from django.utils.text import get_valid_filename
 from accounts.models import Role, User
 from assessments.formats.errors import FormatError
 from assessments.formats.qrels import parse_qrels
+from assessments.formats.reading import line_batches
 from assessments.models import Campaign, Document, Job
 from assessments.services import audit, bulk, job_queue, jobs
 from assessments.services.bulk import copy_escape
 from assessments.services.imports import ImportProblem, ImportSummary
-from assessments.services.imports.files import count_lines
+from assessments.services.imports.files import InputFile, count_lines, opened
 from assessments.services.imports.uploads import job_inputs, keep_upload, upload_folder
 from assessments.services.jobs import Progress
 from assessments.services.judging import RowError, label_not_allowed, record_judgments_in_bulk
@@ -65,7 +67,7 @@ def import_qrels(
     source = source or str(path)
     _check_options(campaign=campaign, kind=kind, assessor=assessor, phase=phase)
     topics = dict(campaign.topics.values_list("number", "id"))
-    total = count_lines(path)
+    total = count_lines(InputFile(path, source))
     with tempfile.SpooledTemporaryFile(max_size=16 * 1024 * 1024, mode="w+b") as rows:
         line_count, topic_ids = 0, set()
         for line, topic, doc, label in _checked_rows(path, source=source, kind=kind, campaign=campaign, topics=topics):
@@ -120,15 +122,13 @@ def _check_options(*, campaign: Campaign, kind: str, assessor: str, phase: str) 
         raise ImportProblem("importing qrels needs PostgreSQL (it loads the file with COPY)")
 
 
-def _decoded(path: Path, source: str, position: list[int]) -> Iterator[str]:
-    """The file's lines as text, keeping ``position[0]`` at the physical line number last read."""
-    with open(path, "rb") as stream:
-        for number, raw in enumerate(stream, 1):
+def _decoded(file: InputFile, position: list[int]) -> Iterator[str]:
+    """The file's lines as text (gunzipped if it is gzip, within the limits of formats.reading), keeping
+    ``position[0]`` at the physical line number last read."""
+    with opened(file) as (_, stream):
+        for number, line in enumerate(chain.from_iterable(line_batches(stream, source=file.name)), 1):
             position[0] = number
-            try:
-                yield raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise FormatError(source, number, "not UTF-8 text") from None
+            yield line
 
 
 def _checked_rows(
@@ -141,7 +141,8 @@ def _checked_rows(
     scheme = campaign.label_scheme
     allowed = scheme.values(kind)
     stances = allowed if kind == "stance" else ()
-    for topic, doc, label in parse_qrels(_decoded(path, source, position), source=source, kind=kind, stances=stances):
+    lines = _decoded(InputFile(path, source), position)
+    for topic, doc, label in parse_qrels(lines, source=source, kind=kind, stances=stances):
         line = position[0]
         if topic not in topics:
             raise FormatError(source, line, f"topic {topic} is not a topic of this campaign (import its topics first)")

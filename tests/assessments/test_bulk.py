@@ -89,10 +89,6 @@ def test_copy_escapes_read_back_as_the_text(text):
     assert copy_unescape(field) == text
 
 
-def test_copy_drops_nul_characters_postgresql_text_cannot_hold():
-    assert copy_unescape(copy_escape("a\x00b")) == "ab"
-
-
 def test_a_session_lock_is_refused_while_another_session_holds_it(db):
     import psycopg2
     from django.db import connection

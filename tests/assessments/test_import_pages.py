@@ -108,7 +108,7 @@ def test_a_refused_upload_shows_file_line_and_reason_and_stores_nothing(client, 
     with django_capture_on_commit_callbacks(execute=True):
         client.post(reverse("assessments:import_upload", args=[campaign.slug, "runs"]), {"runs-files": [upload("good.txt", RUN), upload("bad.txt", b"1 Q0 d1 1 x beta\n")]})
     job = Job.objects.get()
-    assert (job.status, job.errors) == ("failed", ["bad.txt:1: score 'x' is not a number"])
+    assert (job.status, job.errors) == ("failed", ["bad.txt:1: score 'x' is not a number in ASCII digits"])
     assert not Run.objects.exists()
     block = client.get(reverse("assessments:job", args=[campaign.slug, job.pk])).content.decode()
     assert "bad.txt:1: score &#x27;x&#x27; is not a number" in block and "Nothing of this job was stored" in block

@@ -109,13 +109,16 @@ def test_the_team_comes_from_the_option_or_the_file_name_and_survives_a_replacem
 
 BAD_RUNS = [
     ("fields.txt", "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 t\n", 2, "expected 6 fields (topic, Q0 or stance, document, rank, score, tag), got 5"),
-    ("rank.txt", "1 Q0 d1 1 2.0 t\n1 Q0 d2 second 1.0 t\n", 2, "rank 'second' is not an integer"),
-    ("score.txt", "1 Q0 d1 1 2.0 t\n\n1 Q0 d2 2 high t\n", 3, "score 'high' is not a number"),
+    ("rank.txt", "1 Q0 d1 1 2.0 t\n1 Q0 d2 second 1.0 t\n", 2, "rank 'second' is not an integer in ASCII digits"),
+    ("score.txt", "1 Q0 d1 1 2.0 t\n\n1 Q0 d2 2 high t\n", 3, "score 'high' is not a number in ASCII digits"),
     ("topic.txt", "1 Q0 d1 1 2.0 t\n99 Q0 d2 1 1.0 t\n", 2, "unknown topic '99'"),
     ("duplicate.txt", "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0 t\n1 Q0 d1 3 0.5 t\n", 3, "document d1 appears twice for topic 1"),
+    # Topic 1's lines resume after topic 2's: the joined blocks are checked too.
+    ("resumed.txt", "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0 t\n2 Q0 d1 1 2.0 t\n\n1 Q0 d1 3 0.5 t\n", 5, "document d1 appears twice for topic 1"),
     # PRO is a stance of other Touché tasks, not of this campaign's comparative scheme.
     ("stance.txt", "1 FIRST d1 1 2.0 t\n1 PRO d2 2 1.0 t\n", 2, "unknown stance 'PRO' in column 2 (expected Q0 or one of FIRST, NEUTRAL, NO, SECOND)"),
-    ("utf8.txt", b"1 Q0 d1 1 2.0 t\n1 Q0 d\xff 2 1.0 t\n", 2, "not UTF-8 text"),
+    ("utf8.txt", b"1 Q0 d1 1 2.0 t\n1 Q0 d\xff 2 1.0 t\n", 2, "not UTF-8 text (byte 0xff at column 7)"),
+    ("nul.txt", b"1 Q0 d1 1 2.0 t\n1 Q0 d\x002 2 1.0 t\n", 2, "the line contains a NUL byte"),
     ("range.txt", "1 Q0 d1 1 2.0 t\n1 Q0 d2 99999999999 1.0 t\n", 2, "rank 99999999999 is out of range"),
     ("long.txt", f"1 Q0 d1 1 2.0 t\n2 Q0 d1 1 2.0 t\n2 Q0 {'x' * 256} 2 1.0 t\n", 3, "document id is longer than 255 characters"),
 ]
@@ -145,7 +148,7 @@ def test_a_bad_last_line_stores_nothing_of_a_long_run(import_campaign, write_fil
     path = write_file("big.txt", good + "3 Q0 last 1 x big\n")
     with pytest.raises(FormatError) as error:
         import_runs(campaign=import_campaign, paths=[path])
-    assert (error.value.line, error.value.reason) == (2001, "score 'x' is not a number")
+    assert (error.value.line, error.value.reason) == (2001, "score 'x' is not a number in ASCII digits")
     assert (Run.objects.count(), Ranking.objects.count()) == (0, 0)
 
 

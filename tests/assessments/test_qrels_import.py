@@ -153,7 +153,7 @@ def test_a_topic_the_campaign_lacks_is_an_error_at_its_line(touche_data):
         ("1 0 d1 3\n", "quality", r"bad.qrels:1: quality 3 is not in the campaign's scheme"),
         ("1 0 d1 1\n1 0 d2 1\n", "quality", r"bad.qrels:1: touche has no relevance judgment for topic 1, document d1"),
         ("", "relevance", r"bad.qrels: the file has no judgments"),
-        ("1 0 d1 1\n1 0 caf\xe9 1\n", "relevance", r"bad.qrels:2: not UTF-8 text"),
+        ("1 0 d1 1\n1 0 caf\xe9 1\n", "relevance", r"bad.qrels:2: not UTF-8 text \(byte 0xe9 at column 8\)"),
     ],
 )
 def test_bad_lines_are_reported_with_file_and_line_and_nothing_is_stored(tmp_path, campaign, content, kind, message):

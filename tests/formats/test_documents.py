@@ -1,7 +1,9 @@
 import dataclasses
 import gzip
 import json
+import random
 import shutil
+import zlib
 
 import pytest
 
@@ -68,12 +70,12 @@ def test_it_joins_the_texts_of_several_premises(tmp_path):
 
 
 def test_args_me_arguments_cut_by_the_read_window_come_out_whole(samples, tmp_path, monkeypatch):
-    """The corpus is read in windows of 1 Mi characters; a tiny window makes every argument straddle one."""
+    """The corpus is read in windows of 1 MiB; a tiny window makes every argument (and character) straddle one."""
     compact = tmp_path / "compact.json"
     compact.write_text(json.dumps(json.loads((samples / "argsme.json").read_text()), ensure_ascii=False))
     expected = {path: list(read_documents(path)) for path in (samples / "argsme.json", compact)}
 
-    monkeypatch.setattr(documents, "_CHUNK_CHARS", 7)
+    monkeypatch.setattr(documents, "_CHUNK_BYTES", 7)
 
     for path, records in expected.items():
         assert list(read_documents(path)) == records
@@ -121,13 +123,13 @@ def test_it_rejects_bad_document_files_naming_the_line(samples, name, message):
         (b'{"id": "a b", "text": "t"}\n', "auto", 1, "id 'a b' is empty or contains whitespace"),
         (b'{"id": true, "text": "t"}\n', "auto", 1, "id must be a string, got a boolean"),
         (b'{"id": "a", "title": 5, "text": "t"}\n', "auto", 1, "title must be a string, got a number"),
-        (b'{"id": "a", "text": "t"}\n{"id": "b\xff", "text": "t"}\n', "auto", 2, "the line is not UTF-8 (invalid start byte)"),
+        (b'{"id": "a", "text": "t"}\n{"id": "b\xff", "text": "t"}\n', "auto", 2, "not UTF-8 text (byte 0xff at column 10)"),
         (b'{"arguments": [\n{"id": "a", "premises": [{"text": "p"}]}\n{"id": "b"}]}', "auto", 3, "expected , or ] after an argument"),
         (b'{"arguments": [\n{"id": "a", "premises": [{"text": "p"}]}\n]}\n{}', "auto", 4, "unexpected content after the args.me object"),
         (b'{"arguments": [{"id": "a", "premises": [{"text": "p"}]}] ', "auto", 1, "expected } after the arguments array"),
         (b'{"arguments": [\n  7\n]}', "auto", 2, "expected an argument object, got a number"),
         (b'{"id": "a", "text": "t"}\n', "argsme", 1, 'not an args.me corpus: expected {"arguments": [ at the start'),
-        (b'{"arguments": [{"id": "a", "premises": [{"text": "\xff"}]}]}', "auto", None, "the file is not UTF-8 (invalid start byte)"),
+        (b'{"arguments": [\n{"id": "a", "premises": [{"text": "\xff"}]}]}', "auto", 2, "not UTF-8 text"),
         (b"", "auto", None, "the file contains no documents"),
         (b'{"arguments": []}', "auto", None, "the file contains no documents"),
     ],
@@ -141,13 +143,17 @@ def test_it_rejects_records_it_cannot_store(tmp_path, content, fmt, line, reason
     assert (error.line, error.reason) == (line, reason)
 
 
-def test_it_rejects_truncated_gzip_data(samples, tmp_path):
+def test_it_rejects_truncated_gzip_data_naming_the_line_it_breaks_off_in(tmp_path):
     path = tmp_path / "cut.jsonl.gz"
-    path.write_bytes(gzip.compress((samples / "passages.jsonl").read_bytes() * 50)[:-200])
+    lines = b"".join(b'{"id": "d%d", "text": "%s"}\n' % (i, random.Random(i).randbytes(60).hex().encode()) for i in range(500))
+    cut = gzip.compress(lines)[:-200]
+    path.write_bytes(cut)
+    readable = zlib.decompressobj(wbits=31).decompress(cut)
 
     error = error_for(path)
 
-    assert error.line is None and "gzip data is truncated or corrupt" in error.reason
+    assert error.line == readable.count(b"\n") + 1 > 400
+    assert "gzip data is truncated or corrupt" in error.reason
 
 
 def test_it_refuses_an_unknown_format_name(samples):

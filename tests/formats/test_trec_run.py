@@ -84,6 +84,14 @@ def test_it_accepts_a_topic_whose_lines_resume_after_other_topics():
     assert reader.topics == {"1": 3, "2": 1}
 
 
+def test_a_block_that_resumes_a_topic_says_so_for_whoever_joins_the_blocks():
+    """Memory then holds one block, not every document seen (services.imports.runs checks the joined blocks)."""
+    blocks = read_run(["1 Q0 a 1 3 t", "2 Q0 a 1 3 t", "1 Q0 a 2 2 t", "1 Q0 a 1 3 other"], source="run.txt").blocks()
+    assert [(b.topic, b.tag, b.docs, b.first_line, b.resumed) for b in blocks] == [
+        ("1", "t", ["a"], 1, False), ("2", "t", ["a"], 2, False), ("1", "t", ["a"], 3, True), ("1", "other", ["a"], 4, False),
+    ]
+
+
 def test_the_same_document_may_appear_under_two_tags():
     rows, reader = read_text("1 Q0 doc-a 1 2.0 tag-1\n1 Q0 doc-a 1 2.0 tag-2\n")
 
@@ -99,7 +107,6 @@ def test_the_same_document_may_appear_under_two_tags():
         ("run-bad-rank.txt", "run-bad-rank.txt:3: rank 'two' is not an integer"),
         ("run-bad-score.txt", "run-bad-score.txt:2: score '2,5' is not a number"),
         ("run-bad-nan-score.txt", "run-bad-nan-score.txt:2: score 'nan' is not a finite number"),
-        ("run-bad-duplicate-doc.txt", "run-bad-duplicate-doc.txt:4: document doc-a appears twice for topic 1"),
         ("run-bad-unknown-stance.txt", "run-bad-unknown-stance.txt:2: unknown stance 'AGAINST' in column 2"),
         ("run-bad-empty.txt", "run-bad-empty.txt: the run has no result lines"),
     ],

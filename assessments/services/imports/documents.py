@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 
 from accounts.models import User
@@ -57,7 +58,7 @@ def import_documents(
             raise ImportProblem(f"no pool of collection {campaign.collection.slug!r} needs documents yet: build a pool first, or import without only-pooled")
     # Progress counts lines: the reader reports each record's line, and a first pass counting newlines (plain C
     # loops over the bytes) gives the total.
-    line_totals = [count_lines(f.path) for f in files]
+    line_totals = [count_lines(f) for f in files]
     total = sum(line_totals)
     progress.advance(0, total)
 
@@ -67,7 +68,7 @@ def import_documents(
         ids = array("q")  # the hash of each kept id: repeats are found without keeping the ids themselves
         done = 0
         for file, lines in zip(files, line_totals):
-            for record in named(read_documents(file.path, fmt=fmt), file):
+            for record in named(read_documents(file.path, fmt=fmt, max_decompressed=settings.IMPORT_MAX_DECOMPRESSED_BYTES), file):
                 read += 1
                 if read % 2000 == 0:
                     progress.advance(done + record.line, total)
@@ -131,18 +132,4 @@ def text_hash(body: str) -> str:
 
 
 def _metadata_json(metadata: dict) -> str:
-    if not metadata:
-        return "{}"
-    dumped = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
-    # jsonb refuses \u0000 too; only then pay for a walk over the value.
-    return json.dumps(_strip_nul(metadata), ensure_ascii=False, separators=(",", ":")) if "\\u0000" in dumped else dumped
-
-
-def _strip_nul(value):
-    if isinstance(value, str):
-        return value.replace("\x00", "")
-    if isinstance(value, dict):
-        return {_strip_nul(k): _strip_nul(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_strip_nul(v) for v in value]
-    return value
+    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":")) if metadata else "{}"

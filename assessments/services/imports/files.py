@@ -3,19 +3,19 @@ progress bar over several files, and the line of a problem found only after a fi
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
+from django.conf import settings
+
 from assessments.formats.errors import FormatError
+from assessments.formats.reading import BLOCK_BYTES, gunzipped
 from assessments.services.imports import ImportProblem
 from assessments.services.jobs import Progress
-
-_GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass(frozen=True)
@@ -54,32 +54,29 @@ class FilesMeter:
         self.progress.advance(self.finished, self.total)
 
 
-def is_gzip(path: Path) -> bool:
-    with open(path, "rb") as probe:
-        return probe.read(2) == _GZIP_MAGIC
-
-
 @contextmanager
-def opened(path: Path) -> Iterator[tuple[BinaryIO, BinaryIO]]:
-    """(raw file, decompressed stream): gzip is recognised by its magic bytes, as the document reader does."""
-    with open(path, "rb") as raw:
-        yield raw, (gzip.GzipFile(fileobj=raw) if is_gzip(path) else raw)
+def opened(file: InputFile) -> Iterator[tuple[BinaryIO, BinaryIO]]:
+    """(raw file, its content): gunzipped when it is gzip (by its magic bytes, not its name), within the limits of
+    formats.reading and the deployment's IMPORT_MAX_DECOMPRESSED_BYTES; the raw file's position is the progress."""
+    with open(file.path, "rb") as raw:
+        yield raw, gunzipped(raw, source=file.name, max_decompressed=settings.IMPORT_MAX_DECOMPRESSED_BYTES)
 
 
-def count_lines(path: Path) -> int:
+def count_lines(file: InputFile) -> int:
+    """Lines in the file (a progress total), counted in C; a file the reader will refuse counts as far as it goes."""
     count, last = 0, b"\n"
-    with opened(path) as (_, stream):
+    with opened(file) as (_, stream):
         try:
-            for block in iter(lambda: stream.read(1 << 20), b""):
+            for block in iter(partial(stream.read, BLOCK_BYTES), b""):
                 count, last = count + block.count(b"\n"), block[-1:]
-        except (EOFError, gzip.BadGzipFile, zlib.error):
-            pass  # the reader names the problem with the file's name
+        except FormatError:
+            pass  # the reader says what is wrong, where
     return count + (last != b"\n")
 
 
 def first_line_where(file: InputFile, test: Callable[[bytes], bool]) -> int | None:
     """Read the file again for the line number of a problem only found after its lines were parsed (rare)."""
-    with opened(file.path) as (_, stream):
+    with opened(file) as (_, stream):
         for number, raw in enumerate(stream, 1):
             if test(raw):
                 return number

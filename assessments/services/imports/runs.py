@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import gzip
 import io
 import marshal
 import tempfile
-import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, islice
@@ -20,6 +18,7 @@ from django.utils import timezone
 from accounts.models import User
 from assessments.collector import collector_paused
 from assessments.formats.errors import FormatError
+from assessments.formats.reading import line_batches
 from assessments.formats.trec_run import RunBlock, read_run
 from assessments.metrics.evaluation import order_positions, single_precision_order
 from assessments.models import Campaign, Document, PoolSource, Ranking, Run, Topic
@@ -33,22 +32,23 @@ TEAM_LENGTH = Run._meta.get_field("team").max_length
 _DOC_ID_LENGTH = Document._meta.get_field("doc_id").max_length  # a pooled id becomes a Document
 _TAG_LENGTH = Run._meta.get_field("tag").max_length
 _INT4 = 2**31  # Ranking.ranks holds 32-bit integers
-_READ_HINT = 1 << 20  # characters of run lines read per batch (and per progress report)
 
 
 @dataclass
 class _SpooledRun:
-    """One run tag read from a file: its rows sit in the spool between `start` and `end` (COPY text)."""
+    """One run tag read from a file: its rankings sit in the spool at `offsets`, one per topic."""
 
     tag: str
     file: InputFile
     team: str
-    start: int = 0
-    end: int = 0
+    offsets: list[int] = field(default_factory=list)
     lines: int = 0
-    topics: int = 0
     has_stance: bool = False
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def topics(self) -> int:
+        return len(self.offsets)
 
 
 def import_runs(
@@ -129,29 +129,80 @@ def _spool_run_file(
 ) -> list[_SpooledRun]:
     """Check one run file and append its rankings to the spool, both orders computed per topic.
 
-    A file's rows are held until it has been read (a topic's order needs all of its lines, and a topic may come
-    back later in the file), so memory follows the largest file, not the whole import.
+    Each topic's lines are spooled as soon as they end, so memory holds one topic's lines whatever the size of
+    the file. A topic whose lines come back later in the file (rare) is spooled in pieces, which are read back
+    and put together once the file has been read: an order needs all of a topic's lines.
     """
     reader = read_run(_run_lines(file, meter), source=file.name, known_topics=topic_ids.keys(), stances=stances)
-    by_tag: dict[str, dict[str, list[RunBlock]]] = {}
+    runs: dict[str, _SpooledRun] = {}
+    pieces: dict[tuple[str, str], list[_Spooled]] = {}
     for block in reader.blocks():
-        by_tag.setdefault(block.tag, {}).setdefault(block.topic, []).append(block)
+        if block.tag not in runs:
+            _check_tag(file, block.tag)
+            runs[block.tag] = _SpooledRun(tag=block.tag, file=file, team=_team_from_name(file.name, block.tag))
+        ranking = _ranking(file, [block], topic_id=topic_ids[block.topic])
+        pieces.setdefault((block.tag, block.topic), []).append(_spool_ranking(spool, ranking))
     meter.file_done(file.path.stat().st_size)
 
     warnings = [str(w) for w in reader.warnings]
-    runs = []
-    for tag, topics in by_tag.items():
-        _check_tag(file, tag)
-        run = _SpooledRun(tag=tag, file=file, team=_team_from_name(file.name, tag), start=spool.tell(), topics=len(topics), warnings=warnings)
-        for number, blocks in topics.items():
-            ranking = _ranking(file, blocks, topic_id=topic_ids[number])
-            data = marshal.dumps(tuple(ranking))
-            spool.write(len(data).to_bytes(4, "little") + data)
-            run.lines += ranking.length
-            run.has_stance = run.has_stance or ranking.stances is not None
-        run.end = spool.tell()
-        runs.append(run)
-    return runs
+    for (tag, number), spooled in pieces.items():
+        if len(spooled) > 1:
+            parts = [_block_of(_unspool(spool, piece.offset), tag=tag, topic=number) for piece in spooled]
+            _check_documents_once(file, parts)
+            spooled = [_spool_ranking(spool, _ranking(file, parts, topic_id=topic_ids[number]))]
+        run = runs[tag]
+        run.offsets.append(spooled[0].offset)
+        run.lines += spooled[0].length
+        run.has_stance = run.has_stance or spooled[0].has_stance
+        run.warnings = warnings
+    return list(runs.values())
+
+
+class _Spooled(NamedTuple):
+    offset: int
+    length: int
+    has_stance: bool
+
+
+def _spool_ranking(spool: BinaryIO, ranking: _Ranking) -> _Spooled:
+    """Append a ranking to the spool, where marshal (the fastest serialiser for lists of strings and numbers, and
+    only ever read back by the same process) keeps it after its length: marshal.load would read a file in pieces
+    of a few bytes."""
+    data = marshal.dumps(tuple(ranking))
+    offset = spool.seek(0, io.SEEK_END)
+    spool.write(len(data).to_bytes(4, "little") + data)
+    return _Spooled(offset, ranking.length, ranking.stances is not None)
+
+
+def _unspool(spool: BinaryIO, offset: int) -> _Ranking:
+    spool.seek(offset)
+    size = int.from_bytes(spool.read(4), "little")
+    return _Ranking(*marshal.loads(spool.read(size)))
+
+
+def _check_documents_once(file: InputFile, parts: list[RunBlock]) -> None:
+    """The reader checks documents within a block; the blocks of a topic whose lines resumed are checked here."""
+    docs = [doc for part in parts for doc in part.docs]
+    if len(set(docs)) == len(docs):
+        return
+    seen: set[str] = set()
+    twice = next(doc for doc in docs if doc in seen or seen.add(doc))  # type: ignore[func-returns-value]
+    topic = parts[0].topic
+    occurrences = 0
+
+    def second(raw: bytes) -> bool:
+        nonlocal occurrences
+        fields = raw.split()
+        occurrences += len(fields) >= 3 and fields[0].decode() == topic and fields[2].decode() == twice
+        return occurrences == 2
+
+    raise FormatError(file.name, first_line_where(file, second), f"document {twice} appears twice for topic {topic}")
+
+
+def _block_of(ranking: _Ranking, *, tag: str, topic: str) -> RunBlock:
+    """A spooled piece of a topic as the lines it was made from (their order does not matter to _ranking)."""
+    stances = ranking.stances or [None] * ranking.length
+    return RunBlock(topic, tag, ranking.docs, ranking.ranks, ranking.scores, stances, first_line=0)
 
 
 def _run_lines(file: InputFile, meter: FilesMeter) -> Iterator[str]:
@@ -161,34 +212,15 @@ def _run_lines(file: InputFile, meter: FilesMeter) -> Iterator[str]:
 
 
 def _run_line_batches(file: InputFile, meter: FilesMeter) -> Iterator[list[str]]:
-    try:
-        with opened(file.path) as (raw, stream):
-            text = io.TextIOWrapper(stream, encoding="utf-8")
-            while lines := text.readlines(_READ_HINT):
-                yield lines
-                meter.at(raw.tell())
-    except UnicodeDecodeError:
-        raise FormatError(file.name, first_line_where(file, lambda raw: not _is_utf8(raw)), "not UTF-8 text") from None
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise FormatError(file.name, None, f"the gzip data is truncated or corrupt ({exc})") from None
-
-
-def _is_utf8(raw: bytes) -> bool:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
+    with opened(file) as (raw, stream):
+        for lines in line_batches(stream, source=file.name):
+            yield lines
+            meter.at(raw.tell())
 
 
 def _check_tag(file: InputFile, tag: str) -> None:
-    def has_tag(raw: bytes) -> bool:
-        return tag.encode() in raw
-
     if len(tag) > _TAG_LENGTH:
-        raise FormatError(file.name, first_line_where(file, has_tag), f"run tag is longer than {_TAG_LENGTH} characters")
-    if "\x00" in tag:
-        raise FormatError(file.name, first_line_where(file, has_tag), "run tag contains a NUL character")
+        raise FormatError(file.name, first_line_where(file, lambda raw: tag.encode() in raw), f"run tag is longer than {_TAG_LENGTH} characters")
 
 
 def _team_from_name(name: str, tag: str) -> str:
@@ -230,8 +262,6 @@ def _ranking(file: InputFile, blocks: list[RunBlock], *, topic_id: int) -> _Rank
     longest = max(docs, key=len)
     if len(longest) > _DOC_ID_LENGTH:
         raise FormatError(file.name, _line_of(file, blocks, longest), f"document id is longer than {_DOC_ID_LENGTH} characters")
-    if "\x00" in "".join(docs):
-        raise FormatError(file.name, _line_of(file, blocks, next(doc for doc in docs if "\x00" in doc)), "document id contains a NUL character")
     by_score = _file_order(docs, ranks, scores, by="score")
     by_rank = _file_order(docs, ranks, scores, by="rank")
     if by_rank == by_score:
@@ -292,19 +322,15 @@ def _store_runs(
         run.uploaded_at = now
         run.save()
         stored[spooled.tag] = run
-    bulk.store_rankings(_unspooled(spool, [(stored[r.tag].pk, r.start, r.end) for r in runs]))
+    bulk.store_rankings(_unspooled(spool, [(stored[r.tag].pk, r.offsets) for r in runs]))
     return stored, replaced
 
 
-def _unspooled(spool: BinaryIO, segments: list[tuple[int, int, int]]) -> Iterator[tuple[int, _Ranking]]:
-    """The rankings back from the spool, where marshal (the fastest serialiser for lists of strings and numbers,
-    and only ever read back by the same process) keeps them, each after its length: marshal.load would read a
-    file in pieces of a few bytes."""
-    for run_id, start, end in segments:
-        spool.seek(start)
-        while spool.tell() < end:
-            size = int.from_bytes(spool.read(4), "little")
-            yield run_id, _Ranking(*marshal.loads(spool.read(size)))
+def _unspooled(spool: BinaryIO, runs: list[tuple[int, list[int]]]) -> Iterator[tuple[int, _Ranking]]:
+    """The rankings back from the spool, as (run id, ranking), for each run id and its rankings' offsets."""
+    for run_id, offsets in runs:
+        for offset in offsets:
+            yield run_id, _unspool(spool, offset)
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,9 @@ import codecs
 import json
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, Literal
+from typing import BinaryIO, Literal, NoReturn
 
 from .errors import FormatError
 from .reading import MAX_BLANK_LINES, MAX_DECOMPRESSED_BYTES, MAX_RECORD_BYTES, blank_line_limit, open_input
@@ -98,7 +98,7 @@ class _NotANumber(ValueError):
     pass
 
 
-def _refuse_constant(name: str) -> None:
+def _refuse_constant(name: str) -> NoReturn:
     raise _NotANumber(f"{name} is not a JSON number")
 
 
@@ -161,7 +161,7 @@ def _has_text_escapes(text: str | bytes, start: int = 0, end: int | None = None)
 # --- JSONL (passages and generic) ------------------------------------------------------------
 
 
-def _read_jsonl(stream: BinaryIO, source: str, fmt: Format) -> Iterator[DocumentRecord]:
+def _read_jsonl(stream: BinaryIO, source: str, fmt: Format) -> Generator[DocumentRecord, None, int]:
     to_record: Callable[[dict, str, int], DocumentRecord] | None = None
     if fmt != "auto":
         to_record = _passage_record if fmt == "passages" else _generic_record
@@ -321,7 +321,7 @@ class _Window:
                 return ""
 
 
-def _read_argsme(stream: BinaryIO, source: str) -> Iterator[DocumentRecord]:
+def _read_argsme(stream: BinaryIO, source: str) -> Generator[DocumentRecord, None, int]:
     window = _Window(stream, source)
     head = _ARGSME_HEAD_TEXT.match(window.text)
     while head is None and len(window.text) < _SNIFF_BYTES and window.fill():

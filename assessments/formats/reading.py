@@ -78,7 +78,7 @@ class _Gunzipped(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:  # type: ignore[override]
+    def readinto(self, buffer) -> int:
         # read1 decompresses one piece of input per call, so everything before a broken piece has been
         # handed on (and its lines counted) when the error comes, and the line it names is the broken one.
         try:

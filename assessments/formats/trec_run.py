@@ -108,7 +108,7 @@ class RunReader:
         source = self.source
         stances = self._stances
         known_topics = self._known_topics
-        closed: set[tuple[str, str]] = set()  # (topic, tag) of the blocks already yielded
+        closed: set[tuple[str | None, str | None]] = set()  # (topic, tag) of the blocks already yielded
         # The current block: consecutive lines with the same topic and raw tag; the first line opens
         # one. Only ints, floats and strings are kept per line (never the row tuples), so the garbage
         # collector has nothing to scan however long the run is.

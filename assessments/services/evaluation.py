@@ -42,6 +42,7 @@ from assessments.services.exports import (
     AggregationRule,
     ExportError,
     parse_rule,
+    with_adjudications,
 )
 
 EVALUATED_KINDS = ("relevance", "quality")
@@ -398,9 +399,13 @@ def _current_labels(
     judgments = Judgment.objects.filter(topic__campaign=campaign, phase__in=PHASES[phase])
     if rule.method == "assessor":
         judgments = judgments.filter(assessor__username=rule.assessor)
+    adjudicated = rule.method == "adjudicated"
+    if adjudicated:  # the adjudicated labels, where there are any, decide (exports.AggregationRule)
+        judgments = with_adjudications(judgments)
+    final = ("adjudicated", "adjudicated_relevance", "adjudicated_quality", "adjudicated_stance") if adjudicated else ()
     rows = (
         judgments.order_by("topic_id", "document_id")
-        .values_list("topic_id", "document_id", "document__doc_id", "relevance", "quality", "stance")
+        .values_list("topic_id", "document_id", "document__doc_id", "relevance", "quality", "stance", *final)
         .iterator(chunk_size=QUERY_CHUNK)
     )
     qrels: dict[str, dict[str, dict[str, int]]] = {kind: {} for kind in kinds}
@@ -409,6 +414,8 @@ def _current_labels(
     for (topic_id, _), group in groupby(rows, key=itemgetter(0, 1)):
         group = list(group)
         number, doc = numbers[topic_id], group[0][2]
+        if adjudicated and group[0][6]:
+            group = [(*group[0][:3], *group[0][7:10])]  # the adjudication alone: one "assessor" with the final labels
         for kind in kinds:
             labels = [row[column[kind]] for row in group if row[column[kind]] is not None]
             if labels:

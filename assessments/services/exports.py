@@ -31,11 +31,14 @@ from django.db import connection, transaction
 from django.db.models import (
     Case,
     DecimalField,
+    Exists,
     Expression,
     F,
     IntegerField,
     Max,
+    OuterRef,
     QuerySet,
+    Subquery,
     Value,
     When,
 )
@@ -43,7 +46,7 @@ from django.db.models.functions import Cast, Collate
 
 from accounts.models import User
 from assessments.formats.qrels import parse_qrels, topic_sort_key, write_qrels
-from assessments.models import Campaign, Judgment, JudgmentEvent, QrelsSnapshot, QrelsSnapshotPart
+from assessments.models import Adjudication, Campaign, Judgment, JudgmentEvent, QrelsSnapshot, QrelsSnapshotPart
 from assessments.services import audit
 
 Label = int | str
@@ -51,7 +54,7 @@ Kind = Literal["relevance", "quality", "stance"]
 KINDS: tuple[Kind, ...] = ("relevance", "quality", "stance")
 # Which judgment phases an export reads. Training labels stay out of the main qrels unless asked for.
 PHASES: dict[str, tuple[str, ...]] = {"main": ("main",), "training": ("training",), "all": ("training", "main")}
-RULE_NAMES = ("majority", "max", "mean")
+RULE_NAMES = ("majority", "max", "mean", "adjudicated")
 
 # Rows fetched per round trip from the server-side cursor, and qrels lines per write (and per HTTP chunk).
 QUERY_CHUNK = 5000
@@ -75,9 +78,12 @@ class AggregationRule:
       which rounds to 0). A mean that is no value of the scheme (−1 from −2 and 0) becomes the nearest scheme
       value, the lower one on a tie. Relevance and quality only.
     * ``assessor:NAME``: that assessor's label only; documents they did not judge are left out.
+    * ``adjudicated``: the adjudicated label where an adjudicator decided the document (Adjudication), else the
+      majority as above. An adjudication decides every dimension: one that left quality or stance empty leaves
+      the document out of that file, whatever the assessors said.
     """
 
-    method: Literal["majority", "max", "mean", "assessor"]
+    method: Literal["majority", "max", "mean", "assessor", "adjudicated"]
     assessor: str = ""
 
     @classmethod
@@ -87,7 +93,7 @@ class AggregationRule:
         prefix, _, name = text.partition(":")
         if prefix == "assessor" and name:
             return cls("assessor", name)
-        raise ExportError(f"unknown rule {text!r}: use majority, max, mean or assessor:NAME")
+        raise ExportError(f"unknown rule {text!r}: use majority, max, mean, adjudicated or assessor:NAME")
 
     def __str__(self) -> str:
         return f"assessor:{self.assessor}" if self.method == "assessor" else self.method
@@ -147,9 +153,25 @@ def assessors_of(campaign: Campaign) -> list[str]:
     )
 
 
+def with_adjudications(judgments: QuerySet[Judgment]) -> QuerySet[Judgment]:
+    """Each judgment with whether its topic and document were adjudicated (`adjudicated`) and the adjudicated
+    labels (`adjudicated_relevance`, `_quality`, `_stance`), for the ``adjudicated`` rule."""
+    final = Adjudication.objects.filter(topic=OuterRef("topic"), document=OuterRef("document"))
+    return judgments.annotate(
+        adjudicated=Exists(final),
+        **{f"adjudicated_{kind}": Subquery(final.values(kind)[:1]) for kind in KINDS},
+    )
+
+
 def labelled_judgments(*, campaign: Campaign, kind: str, phase: str, rule: AggregationRule) -> QuerySet[Judgment]:
-    """The judgments that carry a ``kind`` label (quality null and stance '' carry none) for the phase and rule."""
+    """The judgments that carry a ``kind`` label (quality null and stance '' carry none) for the phase and rule.
+
+    Under the ``adjudicated`` rule every judgment of the phase counts: an adjudication can give a label that
+    none of the assessors gave (quality for a document they all found off-topic).
+    """
     judgments = Judgment.objects.filter(topic__campaign=campaign, phase__in=PHASES[phase])
+    if rule.method == "adjudicated":
+        return judgments
     if kind == "quality":
         judgments = judgments.filter(quality__isnull=False)
     elif kind == "stance":
@@ -184,14 +206,32 @@ def qrels_rows(
     """
     parsed = parse_options(campaign=campaign, kind=kind, phase=phase, rule=rule)
     scheme = campaign.label_scheme.values(kind)
+    judgments = labelled_judgments(campaign=campaign, kind=kind, phase=phase, rule=parsed)
+    if parsed.method == "adjudicated":
+        yield from _adjudicated_rows(judgments, kind=kind, rule=parsed, scheme=scheme, chunk_size=chunk_size)
+        return
+    rows = judgments.order_by(*_qrels_order()).values_list("topic__number", "document__doc_id", kind).iterator(chunk_size=chunk_size)
+    for (topic, doc), group in groupby(rows, key=itemgetter(0, 1)):
+        yield topic, doc, parsed.combine([label for _, _, label in group], scheme)
+
+
+def _adjudicated_rows(
+    judgments: QuerySet[Judgment], *, kind: str, rule: AggregationRule, scheme: Sequence[Label], chunk_size: int
+) -> Iterator[tuple[str, str, Label]]:
     rows = (
-        labelled_judgments(campaign=campaign, kind=kind, phase=phase, rule=parsed)
-        .order_by(*_qrels_order())
-        .values_list("topic__number", "document__doc_id", kind)
+        with_adjudications(judgments).order_by(*_qrels_order())
+        .values_list("topic__number", "document__doc_id", kind, "adjudicated", f"adjudicated_{kind}")
         .iterator(chunk_size=chunk_size)
     )
     for (topic, doc), group in groupby(rows, key=itemgetter(0, 1)):
-        yield topic, doc, parsed.combine([label for _, _, label in group], scheme)
+        group = list(group)
+        if group[0][3]:
+            label = group[0][4]
+        else:
+            labels = [row[2] for row in group if row[2] not in (None, "")]
+            label = rule.combine(labels, scheme) if labels else None
+        if label not in (None, ""):
+            yield topic, doc, label
 
 
 class QrelsExport:

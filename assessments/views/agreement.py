@@ -18,7 +18,7 @@ from django.urls import path
 from django.views.decorators.http import require_POST
 
 from assessments import access, charts
-from assessments.models import Campaign, Phase
+from assessments.models import Adjudication, Campaign, Phase
 from assessments.rendering import document_html, safe_link
 from assessments.selectors.agreement import AgreementError, Scope, default_phase, list_disagreements, training_rounds
 from assessments.selectors.monitoring import TIME_BUCKETS, dashboard
@@ -90,7 +90,16 @@ def disagreement_page(request: HttpRequest, slug: str) -> HttpResponse:
     def named(labels: dict | None) -> dict | None:
         return labels and {**labels, **{f"{d}_name": names[d].get(labels[d], "") for d in found.dimensions}}
 
-    rows = [(row, [named(labels) for labels in row.labels]) for row in found.page.object_list]
+    decided = {
+        (number, document_id): (relevance, quality, stance)
+        for number, document_id, relevance, quality, stance in Adjudication.objects.filter(
+            topic__campaign=campaign, document_id__in=[row.document_id for row in found.page.object_list]
+        ).values_list("topic__number", "document_id", "relevance", "quality", "stance")
+    }
+    rows = [
+        (row, [named(labels) for labels in row.labels], decided.get((row.topic, row.document_id)))
+        for row in found.page.object_list
+    ]
     context = {
         "campaign": campaign,
         "scope": scope,

@@ -41,6 +41,7 @@ def _rule_choices(campaign: Campaign, user) -> list[tuple[str, str]]:
         ("majority", "Majority (tie: the lower label)"),
         ("max", "Maximum"),
         ("mean", "Mean, rounded (.5 up)"),
+        ("adjudicated", "Adjudicated where decided, else majority"),
     ]
     if not access.sees_assessor_labels(user, campaign):
         return rules

@@ -32,7 +32,7 @@ def add_evaluation_options(parser, *, several_kinds: bool) -> None:
              "9.0.x, pytrec_eval and ir_measures do, so near-equal scores tie and the document id decides",
     )
     parser.add_argument("--phase", choices=list(exports.PHASES), default="main", help="whose judgments (default main)")
-    parser.add_argument("--rule", default="majority", help="majority, max, mean or assessor:NAME (as export_qrels)")
+    parser.add_argument("--rule", default="majority", help="majority, max, mean, adjudicated or assessor:NAME (as export_qrels)")
 
 
 class Command(BaseCommand):

@@ -23,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--rule", default="majority",
             help="majority (ties: the lower label; for stance the first in the scheme), max, mean (rounded, .5 up) "
-            "or assessor:NAME (default majority)",
+            "adjudicated (an adjudicator's final label where there is one, else majority) or assessor:NAME (default majority)",
         )
 
     def handle(self, *args, slug: str, kind: str, output: Path | None, phase: str, rule: str, **options):

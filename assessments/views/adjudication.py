@@ -1,0 +1,106 @@
+"""The adjudicator's page: one disputed document with every assessor's labels and notes, the decision so far and
+its history, and the form that records the final label. Keys j and k move to the next and previous open case
+(a disagreement nobody has decided yet) of the same scope as the disagreements list it came from.
+
+Admins and the campaign's adjudicators reach it (access.get_campaign_for_adjudicator).
+"""
+
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import path, reverse
+
+from assessments import access
+from assessments.models import Adjudication, Campaign, Judgment, Topic
+from assessments.rendering import document_html, safe_link
+from assessments.selectors.agreement import list_disagreements
+from assessments.services.adjudication import AdjudicationError, Decision, adjudicate
+from assessments.views.agreement import DOCUMENT_PAGE_CSP, _scope
+
+ALL_CASES = 100_000  # one page holding every disagreement of a scope, for the case navigation
+
+
+class DecisionForm(forms.Form):
+    relevance = forms.TypedChoiceField(coerce=int, widget=forms.RadioSelect)
+    quality = forms.TypedChoiceField(coerce=int, empty_value=None, required=False, widget=forms.RadioSelect)
+    stance = forms.ChoiceField(required=False, widget=forms.RadioSelect)
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=5000)
+
+    def __init__(self, *args, campaign: Campaign, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        scheme = campaign.label_scheme
+        self.fields["relevance"].choices = [(v.value, f"{v.value} {v.name}") for v in scheme.relevance]
+        for name in ("quality", "stance"):
+            values = getattr(scheme, name)
+            if values:
+                self.fields[name].choices = [("", "none"), *((v.value, f"{v.value} {v.name}" if name == "quality" else v.name) for v in values)]
+            else:
+                del self.fields[name]
+
+
+def _cases(request: HttpRequest, campaign: Campaign) -> tuple[list[tuple[str, int]], set[tuple[str, int]], str]:
+    """The scope's disagreements in list order, the decided ones among them, and the scope as a query string."""
+    scope = _scope(request, campaign)
+    rows = list_disagreements(campaign=campaign, scope=scope, per_page=ALL_CASES).page.object_list
+    keys = [(row.topic, row.document_id) for row in rows]
+    decided = set(
+        Adjudication.objects.filter(topic__campaign=campaign, document_id__in={d for _, d in keys}).values_list("topic__number", "document_id")
+    )
+    query = {"phase": scope.phase, **({"round": scope.round} if scope.round else {}), **({"topic": scope.topic} if scope.topic else {})}
+    return keys, decided, urlencode(query)
+
+
+def _neighbours(keys: list[tuple[str, int]], decided: set, here: tuple[str, int]) -> tuple:
+    """The previous and next open cases around `here` (which may itself be decided, or not in the list)."""
+    position = keys.index(here) if here in keys else -1
+    open_before = [k for k in keys[: max(position, 0)] if k not in decided]
+    open_after = [k for k in keys[position + 1:] if k not in decided]
+    return (open_before[-1] if open_before else None), (open_after[0] if open_after else None)
+
+
+def _case_url(campaign: Campaign, key: tuple[str, int] | None, query: str) -> str:
+    return f"{reverse('assessments:adjudicate', args=[campaign.slug, *key])}?{query}" if key else ""
+
+
+@login_required
+def adjudication_page(request: HttpRequest, slug: str, topic: str, document_id: int) -> HttpResponse:
+    campaign = access.get_campaign_for_adjudicator(request.user, slug)
+    topic_row = Topic.objects.filter(campaign=campaign, number=topic).first()
+    if topic_row is None:
+        raise Http404("No such topic")
+    topic_row.campaign = campaign
+    document = access.get_document_for_campaign(campaign, document_id)
+    current = Adjudication.objects.filter(topic=topic_row, document=document).first()
+    form = DecisionForm(request.POST or None, campaign=campaign, initial=current and {
+        "relevance": current.relevance, "quality": current.quality, "stance": current.stance, "reason": current.reason,
+    })
+    keys, decided, query = _cases(request, campaign)
+    previous, following = _neighbours(keys, decided, (topic, document_id))
+    if request.method == "POST" and form.is_valid():
+        try:
+            adjudicate(topic=topic_row, document=document, decision=Decision(**form.cleaned_data), by=request.user)
+        except AdjudicationError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Final label of {document.doc_id} for topic {topic} recorded.")
+            return redirect(_case_url(campaign, following, query) or f"{reverse('assessments:disagreements', args=[slug])}?{query}")
+    judgments = Judgment.objects.filter(topic=topic_row, document=document).select_related("assessor").order_by("phase", "assessor__username")
+    context = {
+        "campaign": campaign, "topic": topic_row, "document": document, "form": form, "query": query,
+        "judgments": judgments, "adjudication": current, "history": current.events.select_related("adjudicator") if current else [],
+        "previous_url": _case_url(campaign, previous, query), "next_url": _case_url(campaign, following, query),
+        "open_cases": sum(1 for k in keys if k not in decided), "document_url": safe_link(document.url),
+        "body_html": document_html(document.body, is_html=document.is_html) if document.has_text else "",
+    }
+    response = render(request, "assessments/adjudication.html", context, status=400 if form.errors else 200)
+    response["Content-Security-Policy"] = DOCUMENT_PAGE_CSP
+    return response
+
+
+urlpatterns = [
+    path("<slug:slug>/adjudicate/<str:topic>/<int:document_id>/", adjudication_page, name="adjudicate"),
+]

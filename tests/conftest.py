@@ -59,10 +59,19 @@ def _flush_past_append_only_tables():
 
 @pytest.fixture
 def touche_data() -> Path:
-    """The real Touché files (never copied into the repo); .ci/run sets TOUCHE_DATA."""
+    """The real Touché files (never copied into the repo), found through TOUCHE_DATA, which .ci/run sets.
+
+    Without them a test skips, saying why; under CI (the CI variable set, as by .ci/run) it fails instead, so a
+    CI machine that lost the files cannot turn every real-data test into a silent skip.
+    """
     path = os.environ.get("TOUCHE_DATA")
+    if path and not Path(path, "README.md").is_file():
+        pytest.fail(f"TOUCHE_DATA={path} is not the folder of real Touché files (it has no README.md)")
     if not path:
-        pytest.skip("TOUCHE_DATA not set: real Touché files are in ../shared/data/touche; .ci/run sets it")
+        reason = "TOUCHE_DATA is not set: the real Touché files are in ../shared/data/touche (.ci/run sets it)"
+        if os.environ.get("CI", "").lower() not in ("", "0", "false", "no"):
+            pytest.fail(f"{reason}; under CI the tests that need them must run")
+        pytest.skip(reason)
     return Path(path)
 
 

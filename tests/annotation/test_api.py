@@ -269,7 +269,7 @@ def test_an_overlap_assignment_reaches_only_its_slice(login, bob, training_topic
     assert (work["pool_size"], work["judged"]) == (1, 1)
 
 
-def test_saving_costs_the_same_queries_whatever_the_pool_size(login, assignment, pool, grow_pool, django_assert_max_num_queries):
+def test_saving_costs_the_same_queries_whatever_the_pool_size(login, assignment, pool, grow_pool, django_assert_num_queries):
     client = login(assignment.assessor)
     put(client, assignment, pool[0], relevance=1)  # warm the session
     counts = []
@@ -279,8 +279,28 @@ def test_saving_costs_the_same_queries_whatever_the_pool_size(login, assignment,
             assert put(client, assignment, pool[0], relevance=2 if extra else 0).status_code == 200
         counts.append(len(captured))
     assert counts[0] == counts[1]
-    with django_assert_max_num_queries(14):
+    # Session, user, assignment, entry; the judgment locked, inserted, its event; the entry's twins; and the
+    # savepoints of the two nested transactions (the test runs inside one).
+    with django_assert_num_queries(14):
         put(client, assignment, pool[1], relevance=1)
+    # A change updates instead of inserting (no insert savepoint); the same label again writes nothing.
+    with django_assert_num_queries(12):
+        put(client, assignment, pool[1], relevance=2)
+    with django_assert_num_queries(10):
+        put(client, assignment, pool[1], relevance=2)
+
+
+@pytest.mark.parametrize("unjudged", [False, True])
+def test_the_queue_costs_the_same_queries_whatever_the_pool_size(login, assignment, pool, grow_pool, unjudged, django_assert_num_queries):
+    client = login(assignment.assessor)
+    put(client, assignment, pool[0], relevance=1)
+    url = reverse("work-queue", args=[assignment.pk]) + ("?unjudged=1" if unjudged else "")
+    for extra in (0, 60):
+        grow_pool(extra)
+        # Session, user, assignment; the caller's labels on the topic, the queue's entries, their doc ids.
+        with django_assert_num_queries(6):
+            response = client.get(url)
+        assert response.json()["count"] == len(pool) + extra - unjudged
 
 
 @pytest.mark.parametrize("propagate", [True, False])

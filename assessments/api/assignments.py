@@ -109,6 +109,7 @@ class AutoAssignView(APIView):
         request=AutoSerializer,
         responses=inline_serializer("AutoAssignment", {
             "assigned": AssignedSerializer(many=True), "load": serializers.DictField(child=serializers.IntegerField()),
+            "skipped": serializers.ListField(child=serializers.CharField(), help_text="topics without a pool yet"),
         }),
         summary="Share main-phase topics among assessors, largest pool first to the least-loaded",
     )
@@ -125,7 +126,9 @@ class AutoAssignView(APIView):
             )
         except AssignmentError as exc:
             return _bad_request(exc)
-        return Response({"assigned": AssignedSerializer(result.assigned, many=True).data, "load": result.load})
+        return Response(
+            {"assigned": AssignedSerializer(result.assigned, many=True).data, "load": result.load, "skipped": result.skipped}
+        )
 
 
 class OverlapView(APIView):

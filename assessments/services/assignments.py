@@ -207,10 +207,12 @@ def _give(
 
 @dataclass(frozen=True)
 class AutoAssignment:
-    """The topics handed out, and each chosen assessor's expected judgments afterwards (earlier topics included)."""
+    """The topics handed out, each chosen assessor's expected judgments afterwards (earlier topics included),
+    and the numbers of the topics left out because they have no pool yet."""
 
     assigned: list[Assigned]
     load: dict[str, int]
+    skipped: list[str]
 
 
 @transaction.atomic
@@ -222,7 +224,8 @@ def auto_assign(
     By default this takes the topics nobody holds yet. The greedy longest-processing-time rule
     (metrics.assignment.balance_workload) gives the largest pool first to the least-loaded assessor. Work the
     chosen assessors already have on other main-phase topics and overlap slices counts as their starting load.
-    Topics without a pool are refused, because their size, and so the balance, is unknown.
+    Topics without a pool are skipped (and listed in the result): their size, and so the balance, is unknown, and
+    a later call can take them once their pool is built. Only when no topic has a pool is the call refused.
     """
     if topics is None:
         held = Assignment.objects.filter(phase=Phase.MAIN, active=True, scope=Assignment.Scope.FULL)
@@ -234,9 +237,10 @@ def auto_assign(
     if not assessors:
         raise AssignmentError("no assessors given")
     workload = _workloads(campaign, [t.pk for t in topics])
-    empty = [t.number for t in topics if not workload.get(t.pk)]
-    if empty:
-        raise AssignmentError(f"topic {', '.join(empty)} has no pool yet: build the pool first, so its size is known")
+    skipped = [t.number for t in topics if not workload.get(t.pk)]
+    topics = [t for t in topics if workload.get(t.pk)]
+    if not topics:
+        raise AssignmentError(f"topic {', '.join(skipped)} has no pool yet: build the pool first, so its size is known")
     balance = balance_workload(
         {t.pk: workload[t.pk] for t in topics},
         [a.pk for a in assessors],
@@ -250,7 +254,8 @@ def auto_assign(
             assigned += assign_topics(
                 campaign=campaign, assessors=[assessor], topics=mine, phase=Phase.MAIN, assigned_by=assigned_by
             )
-    return AutoAssignment(assigned=assigned, load={by_id[pk].username: int(load) for pk, load in balance.load.items()})
+    load = {by_id[pk].username: int(load) for pk, load in balance.load.items()}
+    return AutoAssignment(assigned=assigned, load=load, skipped=skipped)
 
 
 def _workloads(campaign: Campaign, topic_ids: Iterable[int]) -> dict[int, int]:

@@ -84,7 +84,10 @@ def auto_assign(request: HttpRequest, slug: str) -> HttpResponse:
             campaign=campaign, assessors=_assessors(request), topics=topics, assigned_by=request.user
         )
         loads = ", ".join(f"{name} {load}" for name, load in result.load.items())
-        return f"{len(result.assigned)} topics shared out; documents per assessor: {loads}"
+        text = f"{len(result.assigned)} topics shared out; documents per assessor: {loads}"
+        if result.skipped:
+            text += f" (skipped, no pool yet: topic {', '.join(result.skipped)})"
+        return text
 
     return _act(request, slug, act)
 

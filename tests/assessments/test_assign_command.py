@@ -56,6 +56,17 @@ def test_auto_balances_across_the_assessors(setup):
     assert "ann                        5 documents" in out and "ben                        7 documents" in out
 
 
+def test_auto_skips_topics_without_a_pool_saying_so(setup):
+    TopicFactory(campaign=setup, number="9", position=9)
+    out, err = StringIO(), StringIO()
+
+    call_command("assign_topics", "touche22", "--auto", "--assessors", "ann,ben", stdout=out, stderr=err)
+
+    assert held() == {("2", "ann", "main"), ("8", "ben", "main"), ("3", "ben", "main")}
+    assert "3 assignment(s) made" in out.getvalue()
+    assert err.getvalue() == "warning: skipped topic 9: no pool yet (build it, then run --auto again)\n"
+
+
 def test_overlap_and_training_from_the_command_line(setup):
     run("touche22", "--auto", "--assessors", "ann,ben,cat")
     out = run("touche22", "--overlap", "--share", "0.5")

@@ -129,6 +129,18 @@ def test_auto_and_overlap_from_the_page(client, campaign, topics, organiser, ann
     assert slices == {"2": ("bea", 2), "3": ("ann", 1), "8": ("ann", 2)}
 
 
+def test_auto_from_the_page_and_the_api_names_the_topics_it_skipped(client, campaign, topics, organiser, ann):
+    TopicFactory(campaign=campaign, number="9")  # no pool yet
+    client.force_login(organiser)
+
+    response = client.post(page(campaign, "assignments_auto"), {"assessors": ["ann"], "topics": ["2", "9"]}, follow=True)
+    assert "1 topics shared out; documents per assessor: ann 4 (skipped, no pool yet: topic 9)" in response.content.decode()
+
+    auto = api(client, campaign, "auto/", assessors=["ann"])
+    assert auto.status_code == 200 and auto.json()["skipped"] == ["9"]
+    assert {a["topic"] for a in auto.json()["assigned"]} == {"3", "8"}
+
+
 def test_withdrawing_keeps_the_row_and_the_judgments(client, campaign, topics, organiser, ann):
     client.force_login(organiser)
     client.post(page(campaign, "assignments_assign"), {"topics": ["2"], "assessors": ["ann"]})

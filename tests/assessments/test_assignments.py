@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from assessments.models import Assignment, AssignmentItem, Judgment, PoolEntry
+from assessments.models import Assignment, AssignmentItem, Judgment, PoolEntry, Topic
 from assessments.services import assignments
 from assessments.services.assignments import AssignmentError
 from assessments.services.judging import Labels, record_judgment
@@ -219,10 +219,25 @@ def test_auto_assignment_without_free_topics_or_pools_says_what_to_do(campaign, 
     topic = main_topic(campaign, 2, 0)
     with pytest.raises(AssignmentError, match="topic 2 has no pool yet"):
         assignments.auto_assign(campaign=campaign, assessors=[ann], assigned_by=organiser)
+    assert not Assignment.objects.exists()
     PoolEntryFactory(topic=topic)
     assignments.auto_assign(campaign=campaign, assessors=[ann], assigned_by=organiser)
     with pytest.raises(AssignmentError, match="every main-phase topic has an assessor"):
         assignments.auto_assign(campaign=campaign, assessors=[ann], assigned_by=organiser)
+
+
+def test_auto_assignment_skips_topics_without_a_pool_and_says_which(campaign, organiser, ann, ben):
+    for number, size in ((1, 3), (2, 0), (3, 2), (4, 0)):
+        main_topic(campaign, number, size)
+
+    result = assignments.auto_assign(campaign=campaign, assessors=[ann, ben], assigned_by=organiser)
+
+    assert holders(campaign) == {"1": "ann", "3": "ben"}
+    assert result.skipped == ["2", "4"] and result.load == {"ann": 3, "ben": 2}
+    # Once their pools are built, the next call takes the skipped topics (and balances them on the loads so far).
+    PoolEntryFactory(topic=Topic.objects.get(campaign=campaign, number="2"))
+    result = assignments.auto_assign(campaign=campaign, assessors=[ann, ben], assigned_by=organiser)
+    assert holders(campaign) == {"1": "ann", "2": "ben", "3": "ben"} and result.skipped == ["4"]
 
 
 # --- the overlap slice ------------------------------------------------------------------------------------------

@@ -73,6 +73,11 @@ class Command(BaseCommand):
             self._report(result.assigned)
             for name, load in result.load.items():
                 self.stdout.write(f"  {name:<20} {load:>7} documents")
+            if result.skipped:
+                self.stderr.write(
+                    f"warning: skipped topic {', '.join(result.skipped)}: no pool yet (build it, then run --auto again)",
+                    style_func=self.style.WARNING,
+                )
         else:
             if not assessors or not topics:
                 raise CommandError("give --assessor USER and --topics 2,3,8 (or use --auto / --overlap)")

@@ -144,6 +144,17 @@ class Leaderboard:
     # kind -> ids of the runs no test found significantly different from that kind's best run
     top_group: dict[str, frozenset[int]] = field(default_factory=dict)
 
+    @property
+    def unjudged(self) -> bool:
+        """No topic has a label of the evaluated kinds in the chosen phase: every run would score 0, meaninglessly."""
+        return not any(self.topics.values())
+
+    def describe_judgments(self) -> str:
+        """Whose judgments these are, for messages: "main-phase judgments", "judgments by alice" ..."""
+        phase = {"main": "main-phase ", "training": "training "}.get(self.phase, "")
+        by = f" by {self.rule.removeprefix('assessor:')}" if self.rule.startswith("assessor:") else ""
+        return f"{phase}judgments{by}"
+
     def sorted_by(self, column: str, *, descending: bool = True) -> list[RunResult]:
         return sort_results(self.results, column, kinds=self.kinds, descending=descending)
 

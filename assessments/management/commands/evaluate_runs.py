@@ -63,6 +63,9 @@ class Command(BaseCommand):
             )
         except exports.ExportError as exc:
             fail(self, exc)
+        if board.unjudged:
+            fail(self, f"campaign {slug} has no {board.describe_judgments()}: nothing to score the runs against "
+                       "(judge documents first, or import earlier labels with import_qrels)")
         if format == "json":
             self.stdout.write(json.dumps(board.as_json(), indent=2))
         elif format == "csv":

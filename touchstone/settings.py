@@ -1,4 +1,4 @@
-"""Touchstone settings: one module, read from the environment.
+"""Touchstone settings: one module, read from the environment (and from TOUCHSTONE_ENV_FILE, see load_env_file).
 
 Every value comes from an environment variable with a safe default; a value that cannot be
 understood raises ImproperlyConfigured at start-up instead of being silently ignored. With no
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from dotenv import load_dotenv
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -58,6 +59,23 @@ def env_secret(name: str, default: str | None = None) -> str | None:
     return os.environ.get(name, default)
 
 
+def load_env_file() -> None:
+    """Fill in the variables the environment lacks from the file TOUCHSTONE_ENV_FILE names, if any.
+
+    `make cli` writes touchstone.env and .venv/bin/touchstone points here at it, so commands typed in any shell
+    reach the same database with the same key. The environment wins, so one command can still be pointed
+    elsewhere. Values are taken literally (no ${...} expansion): a password may contain a dollar sign.
+    """
+    path = os.environ.get("TOUCHSTONE_ENV_FILE")
+    if not path:
+        return
+    if not Path(path).is_file():
+        raise ImproperlyConfigured(f"TOUCHSTONE_ENV_FILE={path!r} is not a file (`make cli` writes touchstone.env)")
+    load_dotenv(path, override=False, interpolate=False)
+
+
+load_env_file()
+
 DEBUG = env_bool("DEBUG", False)
 
 # Without DEBUG a secret key must be given: a key baked into the code would sign every session
@@ -65,7 +83,10 @@ DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_secret("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG and not env_bool("TOUCHSTONE_INSECURE_DEV_KEY", False):
-        raise ImproperlyConfigured("SECRET_KEY is not set (or set DEBUG=1 for local development)")
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set: set it (or SECRET_KEY_FILE) in the environment, or run `make cli` once and "
+            "then .venv/bin/touchstone instead of manage.py; DEBUG=1 allows a development key"
+        )
     SECRET_KEY = "insecure-development-key-never-use-in-production-" + "x" * 20
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])

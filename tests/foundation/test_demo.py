@@ -97,12 +97,14 @@ def test_demo_loads_twice_and_every_page_works_on_sqlite(tmp_path):
 
     first = _manage(env, "load_demo")
     counts = _tagged(_manage(env, "shell", "-c", "import json\n" + COUNTS), "COUNTS")
-    second = _manage(env, "load_demo")
+    second = _manage(env, "load_demo", "--port", "8123")
     again = _tagged(_manage(env, "shell", "-c", "import json\n" + COUNTS), "COUNTS")
 
     for output in (first, second):
         for name in ("olivia", "ada", "alice", "bob"):
             assert f"{name}-demo" in output
+    assert "http://127.0.0.1:8000/" in first and "http://127.0.0.1:8123/" in second
+
     assert again == counts
     assert counts["users"] == 4 and counts["topics"] == 3 and counts["runs"] == 2
     assert counts["pool"] > 0 and counts["sources"] >= counts["pool"] and counts["assignments"] >= 4
@@ -134,3 +136,8 @@ def test_demo_loads_twice_and_every_page_works_on_sqlite(tmp_path):
     assert refused.returncode != 0
     assert "needs PostgreSQL" in refused.stdout + refused.stderr
     assert _tagged(_manage(env, "shell", "-c", "import json\n" + COUNTS), "COUNTS")["users"] == counts["users"]
+
+
+def test_make_demo_prints_the_port_it_serves():
+    dry_run = subprocess.run(["make", "-n", "demo", "PORT=8123"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert "load_demo --port 8123" in dry_run and "runserver 127.0.0.1:8123" in dry_run

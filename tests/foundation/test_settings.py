@@ -56,9 +56,26 @@ def test_database_and_broker_urls_switch_to_postgres_and_a_real_worker():
 )
 def test_bad_values_fail_loudly_at_start_up(env, message):
     proc = run_manage("check", **env)
-    assert proc.returncode != 0
-    assert "ImproperlyConfigured" in proc.stderr
+    assert proc.returncode == 1
+    # One line that names the variable, not a traceback.
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
     assert message in proc.stderr
+
+
+def test_an_env_file_fills_in_what_the_environment_lacks(tmp_path):
+    env_file = tmp_path / "touchstone.env"
+    env_file.write_text("# written by make cli\nSECRET_KEY=from-the-file-$NOT_EXPANDED\nDATABASE_URL=postgres://u@db.example:5433/camp\n")
+    env = {"TOUCHSTONE_ENV_FILE": str(env_file)}
+    assert settings_value("settings.SECRET_KEY", **env) == "from-the-file-$NOT_EXPANDED"
+    assert settings_value("settings.DATABASES['default']['NAME']", **env) == "camp"
+    # The environment wins over the file.
+    assert settings_value("settings.DATABASES['default']['NAME']", **env, DATABASE_URL="postgres://u@db.example/other") == "other"
+
+
+def test_an_env_file_that_is_missing_is_an_error(tmp_path):
+    proc = run_manage("check", TOUCHSTONE_ENV_FILE=str(tmp_path / "touchstone.env"))
+    assert proc.returncode == 1
+    assert proc.stderr == f"error: TOUCHSTONE_ENV_FILE='{tmp_path / 'touchstone.env'}' is not a file (`make cli` writes touchstone.env)\n"
 
 
 def test_secret_key_can_come_from_a_file(tmp_path):

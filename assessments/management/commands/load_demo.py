@@ -40,7 +40,10 @@ When unsure, flag the passage and leave a note: it will be discussed.
 class Command(BaseCommand):
     help = "Create (or refresh) the demo campaign and its users. Safe to run again: nothing is duplicated."
 
-    def handle(self, *args, **options) -> None:
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--port", type=int, default=8000, help="the port the demo is served on, for the printed address")
+
+    def handle(self, *args, port: int, **options) -> None:
         with transaction.atomic():
             people = {name: self._person(name, role, password) for name, role, password in PEOPLE}
             campaign = Campaign.objects.filter(slug=SLUG).first() or campaigns.create_campaign(
@@ -67,7 +70,7 @@ class Command(BaseCommand):
 
         pool_size = PoolEntry.objects.filter(topic__campaign=campaign).count()
         self.stdout.write(self.style.SUCCESS(f"demo campaign '{SLUG}': {campaign.topics.count()} topics, {pool_size} documents to judge"))
-        self.stdout.write("Log in at http://127.0.0.1:8000/ with:")
+        self.stdout.write(f"Log in at http://127.0.0.1:{port}/ with:")
         for name, role, password in PEOPLE:
             self.stdout.write(f"  {role.label:<10} {name:<7} password {password}")
 

@@ -51,7 +51,7 @@ class DocumentCountsSerializer(serializers.Serializer):
 
 
 class TopicUploadSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="Touché topics XML")
+    file = serializers.FileField(help_text="Touché topics XML or number<TAB>title lines, plain or gzip")
 
 
 class DocumentUploadSerializer(serializers.Serializer):

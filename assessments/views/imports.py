@@ -37,7 +37,7 @@ class MultipleFileField(forms.FileField):
 
 class TopicsForm(forms.Form):
     kind = "import_topics"
-    file = forms.FileField(label="Topics file", help_text="Touché topics XML (any year's shape)")
+    file = forms.FileField(label="Topics file", help_text="Touché topics XML (any year's shape) or number<TAB>title lines, plain or gzip")
 
     def uploads(self) -> list:
         return [self.cleaned_data["file"]]

@@ -218,7 +218,7 @@ class ExportForm(forms.Form):
 
 
 class ImportForm(forms.Form):
-    file = forms.FileField(help_text="topic 0 doc label, or the five-column topic doc relevance quality 0")
+    file = forms.FileField(help_text="topic 0 doc label, or the five-column topic doc relevance quality 0; plain or gzip")
     kind = forms.ChoiceField()
     assessor = forms.CharField(max_length=150, help_text="the labels are kept as this user's judgments (created if missing)")
     phase = forms.ChoiceField(choices=PHASE_CHOICES[:2], initial="main")

@@ -11,7 +11,7 @@ from assessments.services import qrels_import
 
 class Command(BaseCommand):
     help = (
-        "Import FILE (`topic 0 doc label`, or the five-column `topic doc relevance quality 0`) as --assessor's "
+        "Import FILE (`topic 0 doc label`, or the five-column `topic doc relevance quality 0`; plain or gzip) as --assessor's "
         "judgments; the account is created if missing. All or nothing: a bad line stops the import with file:line."
     )
 

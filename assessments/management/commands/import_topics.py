@@ -10,13 +10,14 @@ from assessments.services.imports.topics import import_topics
 
 class Command(BaseCommand):
     help = (
-        "Create or update (by number) the topics in FILE, any Touché shape (title, description, narrative, "
-        "objects, cause/effect, or <query>). Topics missing from the file are kept. All or nothing."
+        "Create or update (by number) the topics in FILE: Touché XML in any year's shape (title, description, "
+        "narrative, objects, cause/effect, or <query>), or number<TAB>title lines as BEIR and ir_datasets give them; "
+        "plain or gzip. Topics missing from the file are kept. All or nothing."
     )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("slug", help="the campaign's slug")
-        parser.add_argument("file", type=Path, help="topics XML")
+        parser.add_argument("file", type=Path, help="Touché topics XML or number<TAB>title lines, plain or gzip")
 
     def handle(self, *args, slug: str, file: Path, **options):
         campaign = campaign_or_fail(self, slug)

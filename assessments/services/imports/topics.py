@@ -1,4 +1,4 @@
-"""Importing a campaign's topics from a Touché topics file."""
+"""Importing a campaign's topics from a topics file: Touché's XML, or number<TAB>title lines; plain or gzip."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from django.db.models import Count
 from accounts.models import User
 from assessments.formats.errors import FormatError
 from assessments.formats.qrels import topic_sort_key
-from assessments.formats.topics_xml import parse_topics
+from assessments.formats.topics import parse_topic_file
 from assessments.models import Campaign, Topic
 from assessments.services import audit, bulk
 from assessments.services.imports import ImportSummary
-from assessments.services.imports.files import input_files
+from assessments.services.imports.files import input_files, opened
 from assessments.services.jobs import NoProgress, Progress
 
 TOPICS_MAX_BYTES = 20_000_000  # far above any real topics file (Touché's are ~100 kB); bounds what is read
@@ -26,17 +26,18 @@ _TOPIC_FIELDS = ("title", "description", "narrative", "compared_objects", "cause
 def import_topics(
     *, campaign: Campaign, path: str | Path, name: str | None = None, by: User | None = None, progress: Progress | None = None
 ) -> ImportSummary:
-    """Create or update the campaign's topics from a Touché topics file, matched by number.
+    """Create or update the campaign's topics from a topics file (Touché XML or number<TAB>title lines, plain or
+    gzip), matched by number.
 
     A re-import never deletes: a topic missing from the new file may already have pools and judgments, and
     deleting it would lose them. Such topics are kept and listed in a warning, so the organiser can decide.
     """
     progress = progress or NoProgress()
     source = input_files([path], None if name is None else [name])[0]
-    with open(source.path, "rb") as stream:
-        data = stream.read(TOPICS_MAX_BYTES + 1)  # parse_topics refuses more, so never read a huge file whole
+    with opened(source) as (_, stream):
+        data = stream.read(TOPICS_MAX_BYTES + 1)  # parse_topic_file refuses more: never read (or gunzip) a huge file whole
     progress.advance(0, len(data))
-    records = parse_topics(data, source=source.name, max_bytes=TOPICS_MAX_BYTES)
+    records = parse_topic_file(data, source=source.name, max_bytes=TOPICS_MAX_BYTES)
     for record in records:
         if len(record.number) > _TOPIC_NUMBER_LENGTH:
             raise FormatError(source.name, record.line, f"topic number {record.number!r} is longer than {_TOPIC_NUMBER_LENGTH} characters")

@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from tests.assessments.test_evaluation_service import RUNS, add_run, judge_all
-from tests.factories import CampaignFactory, UserFactory
+from tests.factories import CampaignFactory, MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +53,9 @@ def test_the_command_scores_once_the_phase_has_judgments(trained):
 
 
 def test_the_results_page_says_there_is_nothing_to_score_against(client, trained):
-    client.force_login(UserFactory(username="olivia", role="organiser"))
+    olivia = UserFactory(username="olivia", role="organiser")
+    MembershipFactory(campaign=trained, user=olivia)
+    client.force_login(olivia)
     url = reverse("assessments:leaderboard", args=["t20"])
 
     page = client.get(url).content.decode()

@@ -119,6 +119,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, so its process_exception sees a view's error first: a lost database answers 503, logged once.
+    "touchstone.outages.DatabaseOutageMiddleware",
 ]
 
 ROOT_URLCONF = "touchstone.urls"

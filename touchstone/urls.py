@@ -13,6 +13,9 @@ def home(request):
     return redirect("annotation:my_work")
 
 
+# A database lost outside a view (a session saved by middleware) answers 503 too, see touchstone/outages.py.
+handler500 = "touchstone.outages.server_error"
+
 urlpatterns = [
     path("", home, name="home"),
     path("accounts/", include("accounts.urls")),

@@ -114,6 +114,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Before the CSRF check, which reads (and so receives) a whole multipart body.
+    "assessments.upload_limit.UploadLimitMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -136,6 +138,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "assessments.upload_limit.upload_limit",
             ],
         },
     },
@@ -192,7 +195,7 @@ MEDIA_ROOT = VAR_DIR / "uploads"
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 # The largest upload (a request body) the import pages and API take; a larger one is refused before it is read.
-UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 2 * 1000**3)
+UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 2 * 1024**3)
 # The most a compressed input file may expand to, whatever its ratio (see assessments/formats/reading.py).
 IMPORT_MAX_DECOMPRESSED_BYTES = env_int("IMPORT_MAX_DECOMPRESSED_BYTES", 64 * 1024**3)
 

@@ -6,7 +6,7 @@ are copied to the entry's twins. Twin copies call `record_judgment` directly; im
 qrels file) go through its bulk form, `record_judgments_in_bulk`, which writes the same rows set by set.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, BinaryIO
@@ -63,6 +63,7 @@ def record_judgment(
     details_need_relevance: bool = False,
     time_spent_ms: int = 0,
     source: str = Judgment.Source.WEB,
+    after: Callable[[Judgment], object] | None = None,
 ) -> Judgment:
     """Store the assessor's labels and append a JudgmentEvent when anything changed.
 
@@ -74,12 +75,15 @@ def record_judgment(
     Idempotent: a save that changes no label (a client retrying after a lost response, whatever revision it
     started from) adds no revision. `time_spent_ms` is the client's running total of active time on the
     document, so a retry cannot count the same seconds twice; the larger total wins. `details_need_relevance`
-    refuses quality and stance on a document not relevant (checked on the labels as they would be stored). The
-    caller has checked that the assessor may judge this document (assessments.access).
+    refuses quality and stance on a document not relevant (checked on the labels as they would be stored).
+    `after(judgment)` runs in the same transaction once the judgment is stored (judge_entry copies it to the
+    entry's twins there: one transaction, without the savepoints a caller's own would cost). The caller has
+    checked that the assessor may judge this document (assessments.access).
     """
     if (labels is None) == (changes is None):
         raise TypeError("record_judgment takes either labels or changes")
     judgment = Judgment.objects.select_for_update().filter(topic=topic, document=document, assessor=assessor).first()
+    created = False
     if judgment is None:
         if base_revision:
             raise StaleRevision(None)
@@ -95,20 +99,29 @@ def record_judgment(
             # A concurrent first save of the same judgment won the race: this one is a change to it.
             judgment = Judgment.objects.select_for_update().get(topic=topic, document=document, assessor=assessor)
         else:
-            _append_event(judgment, assessor)
-            return judgment
+            _append_event(judgment)
+            created = True
+    if not created:
+        wanted = _wanted(labels, changes, judgment)
+        _change(judgment, wanted, base_revision=base_revision, time_spent_ms=time_spent_ms, source=source,
+                check=partial(_check, topic, wanted, details_need_relevance))
+    if after is not None:
+        after(judgment)
+    return judgment
 
-    wanted = _wanted(labels, changes, judgment)
+
+def _change(judgment: Judgment, wanted: Labels, *, base_revision: int | None, time_spent_ms: int, source: str,
+            check: Callable[[], None]) -> None:
+    """Update a stored (locked) judgment to `wanted`, with its history row; see record_judgment."""
     changed = [f for f, v in _as_fields(wanted).items() if getattr(judgment, f) != v]
     if changed and base_revision is not None and base_revision != judgment.revision:
         raise StaleRevision(judgment)
-    longer = time_spent_ms > judgment.time_spent_ms
-    if not changed and not longer:
-        return judgment
+    if not changed and time_spent_ms <= judgment.time_spent_ms:
+        return
     update = ["time_spent_ms", "updated_at"]
     judgment.time_spent_ms = max(judgment.time_spent_ms, time_spent_ms)
     if changed:
-        _check(topic, wanted, details_need_relevance)
+        check()
         for field in changed:
             setattr(judgment, field, getattr(wanted, field))
         judgment.revision += 1
@@ -116,8 +129,7 @@ def record_judgment(
         update += [*changed, "revision", "source"]
     judgment.save(update_fields=update)
     if changed:
-        _append_event(judgment, assessor)
-    return judgment
+        _append_event(judgment)
 
 
 def _wanted(labels: Labels | None, changes: Mapping[str, Any] | None, stored: Judgment | None) -> Labels:
@@ -148,10 +160,10 @@ def _as_fields(labels: Labels) -> dict:
     return {f: getattr(labels, f) for f in LABEL_FIELDS}
 
 
-def _append_event(judgment: Judgment, assessor: User) -> None:
+def _append_event(judgment: Judgment) -> None:
     JudgmentEvent.objects.create(
-        judgment=judgment, assessor=assessor, revision=judgment.revision, time_spent_ms=judgment.time_spent_ms,
-        source=judgment.source, **{f: getattr(judgment, f) for f in LABEL_FIELDS},
+        judgment=judgment, assessor_id=judgment.assessor_id, revision=judgment.revision,
+        time_spent_ms=judgment.time_spent_ms, source=judgment.source, **{f: getattr(judgment, f) for f in LABEL_FIELDS},
     )
 
 
@@ -178,19 +190,17 @@ def judge_entry(
     campaign = assignment.topic.campaign
     if campaign.phase == Phase.CLOSED:
         raise JudgingClosed(f"campaign {campaign.name!r} is closed and takes no more labels")
-    record = partial(
-        record_judgment, topic=assignment.topic, document=entry.document, assessor=assignment.assessor,
-        labels=labels, changes=changes, base_revision=base_revision,
-        details_need_relevance=campaign.ask_details_only_if_relevant,
-        phase=assignment.phase, time_spent_ms=time_spent_ms, source=source,
-    )
-    if not campaign.propagate_to_duplicates:
-        return record()  # its own transaction; no savepoint round trips on the hottest write
-    with transaction.atomic():  # the twins get the label with the original, or none of them does
-        judgment = record()
+    def copy_to_twins(judgment: Judgment) -> None:
         judgment.topic, judgment.assessor = assignment.topic, assignment.assessor  # loaded already: no queries again
         propagate_to_twins(judgment=judgment, entry=entry)
-    return judgment
+
+    # The twins get the label with the original, or none of them does (one transaction).
+    return record_judgment(
+        topic=assignment.topic, document=entry.document, assessor=assignment.assessor, labels=labels,
+        changes=changes, base_revision=base_revision, details_need_relevance=campaign.ask_details_only_if_relevant,
+        phase=assignment.phase, time_spent_ms=time_spent_ms, source=source,
+        after=copy_to_twins if campaign.propagate_to_duplicates else None,
+    )
 
 
 def propagate_to_twins(*, judgment: Judgment, entry: PoolEntry) -> int:

@@ -52,6 +52,9 @@ class DocumentCountsSerializer(serializers.Serializer):
 
 class TopicUploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="Touché topics XML or number<TAB>title lines, plain or gzip")
+    allow_changes = serializers.BooleanField(
+        default=False, help_text="apply changes to topics that have judgments; without it such a job fails listing them"
+    )
 
 
 class DocumentUploadSerializer(serializers.Serializer):

@@ -91,7 +91,7 @@ def run_import(command: BaseCommand, *, desc: str, unit: str, call: Callable[[Te
         with progress_bar(desc=desc, unit=unit, stream=command.stderr) as bar:
             summary = call(bar)
     except (FormatError, ImportProblem) as exc:
-        fail(command, exc)
+        fail(command, "\n  ".join(getattr(exc, "problems", None) or [str(exc)]))  # a refusal's list, one per line
     # Warnings on stderr, one per line, then the one-line summary on stdout.
     for warning in summary.warnings:
         command.stderr.write(f"warning: {warning}", style_func=command.style.WARNING)

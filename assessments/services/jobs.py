@@ -82,7 +82,12 @@ def run_job(*, job_id: int, mirror: Progress | None = None) -> Job:
     try:
         result = _HANDLERS[job.kind](job, JobProgress(job, mirror=mirror))
     except ValueError as exc:  # FormatError and the services' domain errors
-        _finish(job, Job.Status.FAILED, errors=[str(exc)], message=str(exc))
+        # A refusal may list its problems (`problems`, one line each) and say what would let it through (`result`,
+        # e.g. {"confirm": "allow_changes"}), so the page can ask for that decision.
+        _finish(
+            job, Job.Status.FAILED, errors=list(getattr(exc, "problems", None) or [str(exc)]), message=str(exc),
+            result=dict(getattr(exc, "result", None) or {}),
+        )
     except BaseException as exc:
         _finish(job, Job.Status.FAILED, errors=[f"internal error: {exc!r}"], message="internal error")
         raise

@@ -38,12 +38,14 @@ class MultipleFileField(forms.FileField):
 class TopicsForm(forms.Form):
     kind = "import_topics"
     file = forms.FileField(label="Topics file", help_text="Touché topics XML (any year's shape) or number<TAB>title lines, plain or gzip")
+    # Set by the confirmation a refused import shows (the changes it lists), never ticked by default.
+    allow_changes = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def uploads(self) -> list:
         return [self.cleaned_data["file"]]
 
     def options(self) -> dict:
-        return {}
+        return {"allow_changes": self.cleaned_data["allow_changes"]}
 
 
 class DocumentsForm(forms.Form):

@@ -128,11 +128,11 @@ def test_reimporting_updates_in_place_and_keeps_topics_missing_from_the_file(cam
 
     second = write_file("v2.xml", "<topics><topic><number>4</number><title>New</title></topic>"
                         "<topic><number>2</number><title>New 2</title></topic><topic><number>1</number><title>Old 1</title></topic></topics>")
-    result = command("import_topics", campaign.slug, second)
+    result = command("import_topics", campaign.slug, second, "--allow-changes")  # topic 2 is judged: confirmed
 
     assert result.out.strip() == f"{second}: 3 topics (1 new, 2 updated, 0 unchanged); 1 topics not in the file were kept"
     assert result.err.splitlines() == [
-        f"warning: {second}: topic 2 changed and already has 1 judgments; check that they still hold",
+        f"warning: {second}: topic 2 (1 judgment): title 'Old 2' → 'New 2': changed as confirmed; check that its judgments still hold",
         f"warning: {second}: 1 of the campaign's topics are not in this file and were kept: 3",
     ]
     assert {n: (t[0], t[6]) for n, t in topics(campaign).items()} == {

@@ -18,11 +18,16 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("slug", help="the campaign's slug")
         parser.add_argument("file", type=Path, help="Touché topics XML or number<TAB>title lines, plain or gzip")
+        parser.add_argument(
+            "--allow-changes", action="store_true",
+            help="apply changes to topics that already have judgments (without it, such a file is refused and each "
+            "change listed); each change is recorded in the campaign's timeline",
+        )
 
-    def handle(self, *args, slug: str, file: Path, **options):
+    def handle(self, *args, slug: str, file: Path, allow_changes: bool, **options):
         campaign = campaign_or_fail(self, slug)
         check_files(self, [file])
         run_import(
             self, desc="topics", unit="B",
-            call=lambda bar: import_topics(campaign=campaign, path=file, progress=bar),
+            call=lambda bar: import_topics(campaign=campaign, path=file, allow_changes=allow_changes, progress=bar),
         )

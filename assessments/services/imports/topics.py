@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import transaction
@@ -13,21 +14,66 @@ from assessments.formats.qrels import topic_sort_key
 from assessments.formats.topics import parse_topic_file
 from assessments.models import Campaign, Topic
 from assessments.services import audit, bulk
-from assessments.services.imports import ImportSummary
+from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.imports.files import input_files, opened
 from assessments.services.jobs import NoProgress, Progress
 
 TOPICS_MAX_BYTES = 20_000_000  # far above any real topics file (Touché's are ~100 kB); bounds what is read
 
 _TOPIC_NUMBER_LENGTH = Topic._meta.get_field("number").max_length
-_TOPIC_FIELDS = ("title", "description", "narrative", "compared_objects", "cause", "effect", "position")
+_CONTENT_FIELDS = ("title", "description", "narrative", "compared_objects", "cause", "effect")
+_TOPIC_FIELDS = (*_CONTENT_FIELDS, "position")
+
+
+@dataclass(frozen=True)
+class TopicChange:
+    """A judged topic that the file would change: its number, how many judgments it has, and field -> (old, new)."""
+
+    number: str
+    judgments: int
+    fields: dict[str, tuple]
+
+    def describe(self) -> str:
+        changes = "; ".join(f"{field} {_shown(old)} → {_shown(new)}" for field, (old, new) in self.fields.items())
+        return f"topic {self.number} ({self.judgments} judgment{'s' if self.judgments != 1 else ''}): {changes}"
+
+
+class JudgedTopicsWouldChange(ImportProblem):
+    """The file changes topics that already have judgments, and the organiser has not confirmed it."""
+
+    def __init__(self, source: str, changes: list[TopicChange]) -> None:
+        self.changes = changes
+        self.problems = [
+            f"{source}: {len(changes)} judged topic{'s' if len(changes) != 1 else ''} would change; nothing was imported. "
+            "Import again with the changes allowed (--allow-changes, or confirm on the page) to apply them:",
+            *(change.describe() for change in changes),
+        ]
+        self.result = {"confirm": "allow_changes", "changes": [c.number for c in changes]}
+        super().__init__(" ".join(self.problems))
+
+
+def _shown(value, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 1]}…"
 
 
 def import_topics(
-    *, campaign: Campaign, path: str | Path, name: str | None = None, by: User | None = None, progress: Progress | None = None
+    *,
+    campaign: Campaign,
+    path: str | Path,
+    name: str | None = None,
+    allow_changes: bool = False,
+    by: User | None = None,
+    progress: Progress | None = None,
 ) -> ImportSummary:
     """Create or update the campaign's topics from a topics file (Touché XML or number<TAB>title lines, plain or
     gzip), matched by number.
+
+    A topic with judgments is never changed silently: its assessors judged what it said. Unless `allow_changes`,
+    a file that would change a judged topic's title, description, narrative, objects, cause or effect is
+    refused with each change listed (JudgedTopicsWouldChange) and nothing is stored; allowed, each such change is
+    an audit event with the values before and after. New topics, unchanged ones and topics nobody judged yet
+    import as they always did.
 
     A re-import never deletes: a topic missing from the new file may already have pools and judgments, and
     deleting it would lose them. Such topics are kept and listed in a warning, so the organiser can decide.
@@ -46,7 +92,7 @@ def import_topics(
     with transaction.atomic():
         bulk.lock_campaign(campaign)
         existing = {topic.number: topic for topic in Topic.objects.select_for_update(no_key=True).filter(campaign=campaign)}
-        created, changed = [], []
+        created, changed, before = [], [], {}
         for position, record in enumerate(records):
             values = {
                 "title": record.title, "description": record.description, "narrative": record.narrative,
@@ -57,26 +103,44 @@ def import_topics(
             if topic is None:
                 created.append(Topic(campaign=campaign, number=record.number, **values))
             elif any(getattr(topic, name) != value for name, value in values.items()):
+                before[topic.number] = {name: getattr(topic, name) for name in _CONTENT_FIELDS}
                 for name, value in values.items():
                     setattr(topic, name, value)
                 changed.append(topic)
+        judged = dict(
+            Topic.objects.filter(pk__in=[t.pk for t in changed], judgments__isnull=False)
+            .annotate(n=Count("judgments")).values_list("number", "n")
+        )
+        content_changes = [
+            TopicChange(topic.number, judged[topic.number], {
+                field: (before[topic.number][field], getattr(topic, field))
+                for field in _CONTENT_FIELDS if before[topic.number][field] != getattr(topic, field)
+            })
+            for topic in changed if topic.number in judged
+        ]
+        content_changes = [c for c in content_changes if c.fields]  # a new position alone changes no meaning
+        if content_changes and not allow_changes:
+            raise JudgedTopicsWouldChange(source.name, content_changes)
         Topic.objects.bulk_create(created)
         Topic.objects.bulk_update(changed, _TOPIC_FIELDS)
+        for change in content_changes:
+            audit.record(
+                campaign=campaign, action=audit.Action.TOPIC_CHANGED, by=by, subject=f"topic {change.number}",
+                before={field: old for field, (old, _) in change.fields.items()},
+                after={field: new for field, (_, new) in change.fields.items()},
+                details={"judgments": change.judgments, "file": source.name},
+            )
         audit.record(
             campaign=campaign, action=audit.Action.TOPICS_IMPORTED, by=by, subject=source.name,
             details={"files": audit.file_checksums([(source.name, source.path)]), "topics": len(records),
                      "created": [t.number for t in created], "updated": [t.number for t in changed]},
         )
-        judged = dict(
-            Topic.objects.filter(pk__in=[t.pk for t in changed], judgments__isnull=False)
-            .annotate(n=Count("judgments")).values_list("number", "n")
-        )
 
     in_file = {record.number for record in records}
     missing = sorted((number for number in existing if number not in in_file), key=topic_sort_key)
     warnings = [
-        f"{source.name}: topic {number} changed and already has {count} judgments; check that they still hold"
-        for number, count in sorted(judged.items(), key=lambda item: topic_sort_key(item[0]))
+        f"{source.name}: {change.describe()}: changed as confirmed; check that its judgments still hold"
+        for change in sorted(content_changes, key=lambda c: topic_sort_key(c.number))
     ]
     text = (
         f"{source.name}: {len(records)} topics ({len(created)} new, {len(changed)} updated, "

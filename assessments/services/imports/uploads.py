@@ -101,7 +101,8 @@ def job_inputs(job: Job) -> Iterator[tuple[list[Path], list[str]]]:
 def _import_topics_job(job: Job, progress: Progress) -> dict:
     with job_inputs(job) as (paths, names):
         return import_topics(
-            campaign=job.campaign, path=paths[0], name=names[0], by=job.created_by, progress=progress
+            campaign=job.campaign, path=paths[0], name=names[0], allow_changes=bool(job.params.get("allow_changes")),
+            by=job.created_by, progress=progress,
         ).as_result()
 
 

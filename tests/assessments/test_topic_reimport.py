@@ -1,0 +1,124 @@
+"""Safe topic re-imports: a topic with judgments never changes silently. A file that would change one is refused
+with each change listed, and changes nothing; confirmed (--allow-changes, the page's confirmation, the API flag)
+it applies them and records each in the timeline. New, unchanged and unjudged topics import as before."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from accounts.models import Role
+from assessments.models import AuditEvent, Job, Topic
+from assessments.services.judging import Labels, record_judgment
+from tests.factories import CampaignFactory, DocumentFactory, MembershipFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+FIRST = """<topics>
+<topic><number>1</number><title>Cats or dogs?</title><narrative>Compare them.</narrative></topic>
+<topic><number>2</number><title>Tea or coffee?</title></topic>
+</topics>"""
+# Topic 1's title and narrative change (it is judged below); topic 2 moves and changes (nobody judged it); 3 is new.
+SECOND = """<topics>
+<topic><number>3</number><title>Trains or planes?</title></topic>
+<topic><number>1</number><title>Cats or dogs as pets?</title><narrative>Compare them as pets.</narrative></topic>
+<topic><number>2</number><title>Tea or coffee in the morning?</title></topic>
+</topics>"""
+
+
+@pytest.fixture
+def judged(db, write_file, command, alice, upload_root):
+    """Topics 1 and 2 imported from FIRST, and a judgment on topic 1."""
+    campaign = CampaignFactory(slug="reimport")
+    assert command("import_topics", campaign.slug, write_file("first.xml", FIRST)).code == 0
+    topic = campaign.topics.get(number="1")
+    record_judgment(topic=topic, document=DocumentFactory(collection=campaign.collection), assessor=alice,
+                    labels=Labels(relevance=2), phase="main")
+    return campaign
+
+
+@pytest.fixture
+def organiser_of(db):
+    """organiser_of(campaign): olivia, an organiser who runs that campaign."""
+    def run(campaign):
+        user = UserFactory(username="olivia", role=Role.ORGANISER)
+        MembershipFactory(campaign=campaign, user=user) if not campaign.memberships.filter(user=user).exists() else None
+        return user
+    return run
+
+
+def topics(campaign):
+    return list(campaign.topics.order_by("number").values_list("number", "title", "narrative", "position"))
+
+
+def test_a_reimport_that_would_change_a_judged_topic_is_refused_and_changes_nothing(judged, write_file, command):
+    before, events = topics(judged), AuditEvent.objects.count()
+    path = write_file("second.xml", SECOND)
+    result = command("import_topics", judged.slug, path)
+    assert result.code == 1
+    assert result.err.splitlines() == [
+        f"error: {path}: 1 judged topic would change; nothing was imported. Import again with the changes allowed "
+        "(--allow-changes, or confirm on the page) to apply them:",
+        "  topic 1 (1 judgment): title 'Cats or dogs?' → 'Cats or dogs as pets?'; narrative 'Compare them.' → 'Compare them as pets.'",
+    ]
+    assert topics(judged) == before and AuditEvent.objects.count() == events
+
+
+def test_a_confirmed_reimport_applies_the_changes_and_records_each_in_the_timeline(judged, write_file, command):
+    path = write_file("second.xml", SECOND)
+    result = command("import_topics", judged.slug, path, "--allow-changes")
+    assert result.code == 0, result.err
+    assert result.out.strip() == f"{path}: 3 topics (1 new, 2 updated, 0 unchanged)"
+    assert topics(judged) == [
+        ("1", "Cats or dogs as pets?", "Compare them as pets.", 1),
+        ("2", "Tea or coffee in the morning?", "", 2),
+        ("3", "Trains or planes?", "", 0),
+    ]
+    (event,) = AuditEvent.objects.filter(action="topic.changed")
+    assert (event.subject, event.before, event.after, event.details["judgments"]) == (
+        "topic 1",
+        {"title": "Cats or dogs?", "narrative": "Compare them."},
+        {"title": "Cats or dogs as pets?", "narrative": "Compare them as pets."},
+        1,
+    )
+    assert "topic 1 (1 judgment)" in result.err  # and a warning to check the judgments
+
+
+def test_new_unchanged_and_unjudged_topics_import_as_before(judged, write_file, command):
+    same_text_new_order = FIRST.replace("<topic><number>1</number>", "<topic><number>0</number><title>New</title></topic>\n<topic><number>1</number>")
+    result = command("import_topics", judged.slug, write_file("again.xml", same_text_new_order))
+    assert result.code == 0, result.err  # topic 1 moved in the file but says the same: no confirmation needed
+    unjudged = FIRST.replace("Tea or coffee?", "Tea or coffee, really?")
+    assert command("import_topics", judged.slug, write_file("unjudged.xml", unjudged)).code == 0
+    assert judged.topics.get(number="2").title == "Tea or coffee, really?"
+    assert not AuditEvent.objects.filter(action="topic.changed").exists()
+
+
+def test_the_page_asks_for_confirmation_and_the_api_takes_a_flag(client, judged, organiser_of, django_capture_on_commit_callbacks):
+    client.force_login(organiser_of(judged))
+    url = reverse("assessments:import_upload", args=[judged.slug, "topics"])
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(url, {"topics-file": SimpleUploadedFile("second.xml", SECOND.encode())})
+    job = Job.objects.get()
+    assert job.status == "failed" and job.result["confirm"] == "allow_changes"
+    block = client.get(reverse("assessments:job", args=[judged.slug, job.pk])).content.decode()
+    assert "topic 1 (1 judgment): title" in block and 'name="topics-allow_changes"' in block
+    assert judged.topics.get(number="1").title == "Cats or dogs?"
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(url, {"topics-file": SimpleUploadedFile("second.xml", SECOND.encode()), "topics-allow_changes": "on"})
+    assert Job.objects.get(pk__gt=job.pk).status == "succeeded"
+    assert judged.topics.get(number="1").title == "Cats or dogs as pets?"
+    assert AuditEvent.objects.get(action="topic.changed").actor.username == "olivia"
+
+    api = APIClient()
+    api.force_authenticate(organiser_of(judged))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(reverse("api-topics", args=[judged.slug]), {"file": SimpleUploadedFile("first.xml", FIRST.encode())})
+    refused = Job.objects.get(pk=response.json()["id"])
+    assert refused.status == "failed" and refused.errors[1].startswith("topic 1 (1 judgment)")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(reverse("api-topics", args=[judged.slug]), {
+            "file": SimpleUploadedFile("first.xml", FIRST.encode()), "allow_changes": True,
+        })
+    assert Job.objects.get(pk=response.json()["id"]).status == "succeeded"
+    assert Topic.objects.get(campaign=judged, number="1").title == "Cats or dogs?"

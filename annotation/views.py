@@ -18,7 +18,7 @@ from django.views.decorators.vary import vary_on_headers
 from assessments import access
 from assessments.models import Document, Phase
 from assessments.rendering import document_html, safe_link, topic_terms
-from assessments.selectors import queues
+from assessments.selectors import discussion, queues
 
 from .keymap import keymap
 
@@ -32,7 +32,19 @@ JUDGE_PAGE_CSP = (
 
 @login_required
 def my_work(request: HttpRequest) -> HttpResponse:
-    return render(request, "annotation/my_work.html", {"assignments": queues.work_for_assessor(request.user)})
+    return render(request, "annotation/my_work.html", {
+        "assignments": queues.work_for_assessor(request.user), "replies": discussion.replies_for_assessor(request.user),
+    })
+
+
+@login_required
+def open_document(request: HttpRequest, assignment_id: int, document_id: int) -> HttpResponse:
+    """A document of the assessor's own assignment by id (the replies on My work link here): its judge page."""
+    assignment = access.get_assignment_for_assessor(request.user, assignment_id, closed_training=True)
+    position = queues.position_of(assignment, document_id)
+    if position is None:
+        raise Http404("No such document in this assignment")
+    return redirect("annotation:judge", assignment.pk, position)
 
 
 @login_required
@@ -49,7 +61,8 @@ def resume(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @vary_on_headers("HX-Request")
 @login_required
 def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpResponse:
-    assignment = access.get_assignment_for_assessor(request.user, assignment_id)
+    # A closed training round's topic opens read-only: the assessor reads the organisers' replies there.
+    assignment = access.get_assignment_for_assessor(request.user, assignment_id, closed_training=True)
     here = queues.queue_position(assignment, position)
     if here is None:
         raise Http404("No document at this position")
@@ -73,7 +86,7 @@ def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpRespon
         "saveUrl": reverse("work-judgment", args=[assignment.pk, here.entry_id]),
         "queueUrl": reverse("work-queue", args=[assignment.pk]),
         "csrf": get_token(request),
-        "closed": campaign.phase == Phase.CLOSED,
+        "closed": campaign.phase == Phase.CLOSED or not assignment.active,
         "askDetailsOnlyIfRelevant": campaign.ask_details_only_if_relevant,
         "judgment": here.labels,
         "keys": keymap(scheme),
@@ -92,6 +105,7 @@ def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpRespon
         "controls": _controls(scheme, topic.compared_objects),
         "commands": payload["keys"]["commands"],
         "payload": payload,
+        "replies": discussion.replies_for_judge_page(assignment, document.pk, here.labels),
     }
     response = render(request, "annotation/_document.html" if request.htmx else "annotation/judge.html", context)
     response["Content-Security-Policy"] = JUDGE_PAGE_CSP

@@ -21,7 +21,7 @@ from django.http import Http404
 
 from accounts.models import User
 
-from .models import Assignment, AssignmentItem, Campaign, Document, Job, Judgment, Membership, PoolEntry
+from .models import Assignment, AssignmentItem, Campaign, Document, Job, Judgment, Membership, Phase, PoolEntry
 
 
 def campaigns_for_user(user: User) -> QuerySet[Campaign]:
@@ -77,8 +77,12 @@ def get_campaign_for_adjudicator(user: User, slug: str) -> Campaign:
     return campaign
 
 
-def get_assignment_for_assessor(user: User, assignment_id: int) -> Assignment:
+def get_assignment_for_assessor(user: User, assignment_id: int, *, closed_training: bool = False) -> Assignment:
     """The user's own active assignment, with its topic and campaign; 404 for anything else.
+
+    `closed_training` also admits the user's training assignments of a round that is closed (they were
+    deactivated when it closed), for reading the document and the organisers' replies on the judge page; the
+    save path never passes it, so such a topic takes no more labels.
 
     Organisers get no exception here: they judge only what is assigned to them like anyone else,
     so a judge page never shows a topic its viewer was not given.
@@ -86,13 +90,20 @@ def get_assignment_for_assessor(user: User, assignment_id: int) -> Assignment:
     if not user.is_authenticated:
         raise Http404("No such assignment")
     try:
-        assignment = Assignment.objects.select_related("topic", "topic__campaign").get(
-            pk=assignment_id, assessor=user, active=True
-        )
+        assignment = Assignment.objects.select_related("topic", "topic__campaign").get(pk=assignment_id, assessor=user)
     except Assignment.DoesNotExist:
         raise Http404("No such assignment") from None
+    if not assignment.active and not (closed_training and _round_closed(assignment)):
+        raise Http404("No such assignment")
     assignment.assessor = user  # the same row, so saving a label does not load it again
     return assignment
+
+
+def _round_closed(assignment: Assignment) -> bool:
+    campaign = assignment.topic.campaign
+    return assignment.phase == Phase.TRAINING and (
+        assignment.round < campaign.training_round or campaign.phase in (Phase.MAIN, Phase.CLOSED)
+    )
 
 
 def get_entry_for_assignment(assignment: Assignment, entry_id: int) -> PoolEntry:
@@ -147,6 +158,17 @@ def get_job_for_organiser(user: User, job_id: int, *, campaign: Campaign | None 
     if job is None:
         raise Http404("No such job")
     return job
+
+
+def get_judgment_for_discussion(campaign: Campaign, judgment_id: int) -> Judgment:
+    """A judgment of the campaign that carries a flag or a note (what the discussion page lists); 404 otherwise."""
+    judgment = (
+        Judgment.objects.filter(pk=judgment_id, topic__campaign=campaign).exclude(flagged=False, note="")
+        .select_related("topic", "assessor").first()
+    )
+    if judgment is None:
+        raise Http404("No such discussion")
+    return judgment
 
 
 def own_judgment(assignment: Assignment, document_id: int) -> Judgment | None:

@@ -1,7 +1,18 @@
 """Organiser pages, one module per concern under assessments/views/, each with its urlpatterns."""
 
-from .views import adjudication, agreement, analysis, assignments, campaigns, imports, pooling, results, timeline
+from .views import (
+    adjudication,
+    agreement,
+    analysis,
+    assignments,
+    campaigns,
+    discussion,
+    imports,
+    pooling,
+    results,
+    timeline,
+)
 
 app_name = "assessments"
 
-urlpatterns = [*campaigns.urlpatterns, *results.urlpatterns, *analysis.urlpatterns, *assignments.urlpatterns, *agreement.urlpatterns, *adjudication.urlpatterns, *pooling.urlpatterns, *imports.urlpatterns, *timeline.urlpatterns]
+urlpatterns = [*campaigns.urlpatterns, *results.urlpatterns, *analysis.urlpatterns, *assignments.urlpatterns, *agreement.urlpatterns, *adjudication.urlpatterns, *pooling.urlpatterns, *imports.urlpatterns, *timeline.urlpatterns, *discussion.urlpatterns]

@@ -193,3 +193,12 @@ def resume_position(assignment: Assignment) -> int | None:
             params,
         )
         return cursor.fetchone()[0]
+
+
+def position_of(assignment: Assignment, document_id: int) -> int | None:
+    """The 1-based queue position of a document in the assignment, or None if it is not there."""
+    sql, params = _queue_sql(assignment)
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH queue AS ({sql}) SELECT pos FROM queue WHERE document_id = %(document)s", {**params, "document": document_id})
+        row = cursor.fetchone()
+    return row[0] if row else None

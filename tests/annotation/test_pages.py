@@ -177,8 +177,8 @@ def test_the_judge_page_costs_the_same_queries_whatever_the_pool_size(login, ass
     # The htmx swap of the document panel reads the same.
     with django_assert_num_queries(5):
         client.get(reverse("annotation:judge", args=[assignment.pk, 3]), headers={"HX-Request": "true"})
-    # Session, user, the assessor's assignments with their progress.
-    with django_assert_num_queries(3):
+    # Session, user, the assessor's assignments with their progress, the replies to their flags and notes.
+    with django_assert_num_queries(4):
         client.get(reverse("annotation:my_work"))
 
 

@@ -1,0 +1,98 @@
+"""The discussion: the campaign's flags and notes by topic, filtered, with replies; the assessor reads a reply on
+that document's judge page, in training only once the round is closed."""
+
+import pytest
+from django.urls import reverse
+
+from assessments.models import Assignment, Reply
+from assessments.services import assignments, campaigns
+from assessments.services.judging import Labels, record_judgment
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def noted(campaign, alice, bob, pool):
+    """alice flags the first training document; bob leaves a note on the second; alice judges the third plainly."""
+    topic = pool[0].topic
+    a = record_judgment(topic=topic, document=pool[0].document, assessor=alice, labels=Labels(relevance=2, flagged=True), phase="training")
+    b = record_judgment(topic=topic, document=pool[1].document, assessor=bob, labels=Labels(relevance=0, note="is this spam?"), phase="training")
+    record_judgment(topic=topic, document=pool[2].document, assessor=alice, labels=Labels(relevance=1), phase="training")
+    return a, b
+
+
+def page(client, campaign, **filters):
+    return client.get(reverse("assessments:discussion", args=[campaign.slug]), filters).content.decode()
+
+
+def test_the_page_lists_every_flag_and_note_by_topic_and_filters_them(client, organiser, campaign, noted, pool):
+    client.force_login(organiser)
+    text = page(client, campaign)
+    assert f'id="judgment-{noted[0].pk}"' in text and f'id="judgment-{noted[1].pk}"' in text and "is this spam?" in text
+    assert pool[2].document.doc_id not in text  # neither flagged nor noted
+    assert "labels hidden" in text  # olivia sees flags and notes, not one assessor's training labels
+    assert f'id="judgment-{noted[1].pk}"' not in page(client, campaign, assessor="alice")
+    assert f'id="judgment-{noted[0].pk}"' not in page(client, campaign, phase="main")
+    client.post(reverse("assessments:discussion_reply", args=[campaign.slug, noted[1].pk]), {"text": "Spam is 0, yes.", "resolves": "1"})
+    resolved = page(client, campaign, status="resolved")
+    assert f'id="judgment-{noted[1].pk}"' in resolved and f'id="judgment-{noted[0].pk}"' not in resolved and "Spam is 0, yes." in resolved
+    assert f'id="judgment-{noted[1].pk}"' not in page(client, campaign, status="open")
+
+
+def test_admins_see_the_training_labels_too(client, admin_user, campaign, noted):
+    client.force_login(admin_user)
+    assert "labels hidden" not in page(client, campaign) and 'class="lab rel r-2"' in page(client, campaign)
+
+
+@pytest.mark.parametrize(("who", "status"), [("olivia", 200), ("ada", 200), ("oscar", 404), ("alice", 404)])
+def test_only_the_campaigns_organisers_read_and_reply(client, cast, campaign, noted, who, status):
+    client.force_login(cast[who])
+    assert client.get(reverse("assessments:discussion", args=[campaign.slug])).status_code == status
+    client.post(reverse("assessments:discussion_reply", args=[campaign.slug, noted[0].pk]), {"text": "hello"})
+    assert Reply.objects.exists() is (status == 200)
+
+
+def test_a_judgment_without_flag_or_note_has_no_discussion(client, organiser, campaign, noted, pool, alice):
+    plain = alice.judgments.get(document=pool[2].document)
+    client.force_login(organiser)
+    assert client.post(reverse("assessments:discussion_reply", args=[campaign.slug, plain.pk]), {"text": "hm"}).status_code == 404
+
+
+def test_training_replies_reach_the_assessor_only_once_the_round_is_closed(client, organiser, admin_user, campaign, noted, alice, pool):
+    campaigns.advance_phase(campaign=campaign, to="training", by=admin_user)
+    client.force_login(organiser)
+    client.post(reverse("assessments:discussion_reply", args=[campaign.slug, noted[0].pk]), {"text": "Why unsure? It compares both."})
+    assignment = Assignment.objects.get(assessor=alice)
+    client.force_login(alice)
+    judge_page = reverse("annotation:judge", args=[assignment.pk, 1])
+    assert "Why unsure?" not in client.get(reverse("annotation:my_work")).content.decode()
+    first = client.get(reverse("annotation:document", args=[assignment.pk, noted[0].document_id]))
+    assert "Why unsure?" not in client.get(first["Location"]).content.decode()
+
+    assignments.close_training_round(campaign=campaign, then="next_round", by=admin_user)
+    work = client.get(reverse("annotation:my_work")).content.decode()
+    assert "Why unsure?" in work
+    opened = client.get(reverse("annotation:document", args=[assignment.pk, noted[0].document_id]))
+    shown = client.get(opened["Location"]).content.decode()
+    assert "Why unsure? It compares both." in shown and "This training round is closed" in shown
+    assert '"closed": true' in shown  # the page takes no labels
+    save = client.put(reverse("work-judgment", args=[assignment.pk, pool[0].pk]), {"relevance": 0}, content_type="application/json")
+    assert save.status_code == 404  # nor does the API
+    assert client.get(judge_page).status_code == 200
+
+
+def test_main_phase_replies_show_at_once_and_another_assessor_never_sees_them(client, organiser, campaign, pool, bob, mallory):
+    topic = pool[0].topic
+    Assignment.objects.filter(assessor=bob).update(phase="main")
+    judgment = record_judgment(topic=topic, document=pool[0].document, assessor=bob, labels=Labels(relevance=1, note="odd page"), phase="main")
+    client.force_login(organiser)
+    client.post(reverse("assessments:discussion_reply", args=[campaign.slug, judgment.pk]), {"text": "Judge the text only."})
+    client.force_login(bob)
+    assert "Judge the text only." in client.get(reverse("annotation:my_work")).content.decode()
+    client.force_login(mallory)
+    assert "Judge the text only." not in client.get(reverse("annotation:my_work")).content.decode()
+
+
+@pytest.fixture
+def cast(organiser, oscar, admin_user, alice):
+    return {"olivia": organiser, "oscar": oscar, "ada": admin_user, "alice": alice}

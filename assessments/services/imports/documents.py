@@ -90,8 +90,7 @@ def import_documents(
             done += lines
             progress.advance(done, total)
         kept = read - skipped
-        # Distinct hashes are distinct ids; equal hashes are (almost always) a repeated id.
-        repeats = len(np.unique(np.frombuffer(ids, dtype=np.int64))) < len(ids)
+        repeats = _has_repeats(ids)
         checksums = audit.file_checksums((f.name, f.path) for f in files)
         with transaction.atomic():
             bulk.lock_campaign(campaign)
@@ -117,6 +116,15 @@ def import_documents(
         summary, warnings,
         {"read": read, "created": created, "updated": updated, "unchanged": unchanged, "skipped": skipped},
     )
+
+
+def _has_repeats(hashes: array) -> bool:
+    """Whether two of the hashes are equal: distinct hashes are distinct ids, and equal ones (almost always) a
+    repeated id. Sorted in place, so a million ids cost 10 MB and a few hundredths of a second (np.unique would
+    take 60 MB)."""
+    values = np.frombuffer(hashes, dtype=np.int64)
+    values.sort()
+    return bool((values[1:] == values[:-1]).any())
 
 
 def _pooled(campaign: Campaign):

@@ -169,10 +169,6 @@ def store_pool(*, collection_id: int, tag: str, new_rows: list[tuple], source_ro
     order) with strategy `tag`, and the sources (topic id, doc id, run id, rank position, score position) of new
     and earlier entries. A source recorded before keeps its positions; one it lacks (the other order) is filled
     in. Returns the number of stubs created.
-
-    New entries are inserted from a COPY-filled temporary table, and their ids come back with the insert. Their
-    sources cannot exist yet, so they are copied straight into the table by entry id (a depth-100 pool of 84 runs
-    has 420,000 of them); only sources of entries pooled before go through a temporary table and an upsert.
     """
     if is_postgresql():
         return _store_pool_copied(collection_id, tag, new_rows, source_rows)

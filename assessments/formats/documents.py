@@ -165,12 +165,8 @@ def _read_jsonl(stream: BinaryIO, source: str, fmt: Format) -> Generator[Documen
     to_record: Callable[[dict, str, int], DocumentRecord] | None = None
     if fmt != "auto":
         to_record = _passage_record if fmt == "passages" else _generic_record
-    count = blank_lines = lineno = 0
-    readline = stream.readline
-    while raw := readline(MAX_RECORD_BYTES + 1):
-        lineno += 1
-        if len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n"):
-            raise FormatError(source, lineno, f"the line is longer than {MAX_RECORD_BYTES:,} bytes")
+    count = blank_lines = 0
+    for lineno, raw in _lines(stream, source):
         if raw.isspace():
             blank_lines += 1
             if blank_lines > MAX_BLANK_LINES:
@@ -193,6 +189,28 @@ def _read_jsonl(stream: BinaryIO, source: str, fmt: Format) -> Generator[Documen
         yield to_record(value, source, lineno)
         count += 1
     return count
+
+
+def _lines(stream: BinaryIO, source: str) -> Iterator[tuple[int, bytes]]:
+    """The stream's lines, numbered. A line is read a megabyte at a time, so one longer than a record may be is
+    refused holding only that much (readline(limit) would also copy it whole before the check)."""
+    readline = stream.readline
+    lineno = 0
+    while raw := readline(_CHUNK_BYTES):
+        lineno += 1
+        if not raw.endswith(b"\n"):
+            parts, size = [raw], len(raw)
+            while more := readline(_CHUNK_BYTES):
+                parts.append(more)
+                size += len(more)
+                if size - more.endswith(b"\n") > MAX_RECORD_BYTES:
+                    raise FormatError(source, lineno, f"the line is longer than {MAX_RECORD_BYTES:,} bytes")
+                if more.endswith(b"\n"):
+                    break
+            raw = b"".join(parts)
+        if len(raw) - raw.endswith(b"\n") > MAX_RECORD_BYTES:
+            raise FormatError(source, lineno, f"the line is longer than {MAX_RECORD_BYTES:,} bytes")
+        yield lineno, raw
 
 
 def _passage_record(value: dict, source: str, line: int) -> DocumentRecord:

@@ -13,8 +13,7 @@ after bounded memory and time, never in a traceback:
 * More than `MAX_BLANK_LINES` blank lines end the read: they cost time and mean nothing.
 * NUL is refused everywhere: PostgreSQL text cannot hold it, and stripping it would change an id.
 
-Line numbers are physical and 1-based, counted by ``\\n``; a ``\\r`` before it is removed with the other white
-space by the parsers that split lines into fields.
+Line numbers are physical and 1-based. Lines end as in Python's text mode: ``\\n``, ``\\r\\n`` or a lone ``\\r``.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ MAX_LINE_BYTES = 1 << 20  # a run or qrels line; real ones are under 200 bytes
 MAX_RECORD_BYTES = 32 << 20  # one document: a JSONL line or an args.me argument
 MAX_BLANK_LINES = 1_000_000
 MAX_EXPANSION = 100
-EXPANSION_FLOOR = 256 << 20  # below this much output any ratio is harmless (a file of one repeated line)
+EXPANSION_FLOOR = 64 << 20  # below this much output any ratio is harmless (a file of one repeated line)
 MAX_DECOMPRESSED_BYTES = 64 << 30  # the default; the import services pass the deployment's setting
 BLOCK_BYTES = 1 << 20
 
@@ -108,6 +107,11 @@ def line_batches(stream: BinaryIO, *, source: str, max_line_bytes: int = MAX_LIN
     done = 0  # lines before `carry`
     carry = b""  # the unfinished line
     while block := stream.read(block_bytes):
+        if b"\r" in block:
+            # Line ends as Python's text mode reads them: \r\n and a lone \r (old Mac files) are \n.
+            if block.endswith(b"\r"):
+                block += stream.read(1)  # a \n that follows belongs to the same line end
+            block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         end = block.rfind(b"\n")
         if end < 0:
             carry += block

@@ -6,9 +6,8 @@ whatever name the organiser's browser gives them.
 
 from __future__ import annotations
 
-from .errors import FormatError
 from .topics_tsv import parse_topics_tsv
-from .topics_xml import TopicRecord, parse_topics
+from .topics_xml import TopicRecord, parse_topics, too_long
 
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # only XML declares its own encoding; TSV must be UTF-8
 
@@ -16,7 +15,7 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # only XML declares its own encoding; 
 def parse_topic_file(data: bytes, *, source: str, max_bytes: int = 20_000_000) -> list[TopicRecord]:
     """The topics of an XML or TSV topic file (already decompressed), or `FormatError` at the first problem."""
     if len(data) > max_bytes:
-        raise FormatError(source, None, f"the file has {len(data):,} bytes; topic files may have at most {max_bytes:,}")
+        raise too_long(data, source, max_bytes)
     if data.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<") or data.startswith(_UTF16_BOMS):
         return parse_topics(data, source=source, max_bytes=max_bytes)
     return parse_topics_tsv(data, source=source)

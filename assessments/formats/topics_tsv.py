@@ -8,7 +8,11 @@ by mistake is refused at line 1 rather than read as topics.
 
 from __future__ import annotations
 
-from .errors import FormatError
+import io
+from itertools import chain
+
+from .errors import FormatError, shown
+from .reading import line_batches
 from .topics_xml import TopicRecord
 
 LAYOUT = "number<TAB>title"
@@ -18,11 +22,10 @@ def parse_topics_tsv(data: bytes, *, source: str) -> list[TopicRecord]:
     """Return the topics in file order, or raise `FormatError` naming the first bad line."""
     topics: list[TopicRecord] = []
     first_line: dict[str, int] = {}
-    for line_no, raw in enumerate(data.split(b"\n"), 1):
-        try:
-            line = raw.decode("utf-8").rstrip("\r")
-        except UnicodeDecodeError:
-            raise FormatError(source, line_no, "not UTF-8 text") from None
+    # The shared line reader refuses NUL bytes, bytes that are not UTF-8 and overlong lines, naming the line.
+    lines = chain.from_iterable(line_batches(io.BytesIO(data), source=source))
+    for line_no, line in enumerate(lines, 1):
+        line = line.rstrip("\r")
         if line_no == 1:
             line = line.lstrip("\ufeff")
         if not line.strip():
@@ -35,7 +38,7 @@ def parse_topics_tsv(data: bytes, *, source: str) -> list[TopicRecord]:
         number, title = (field.strip() for field in fields)
         if len(number.split()) != 1:
             # Runs and qrels are split on whitespace, so such a number could never be matched.
-            raise FormatError(source, line_no, f"topic number {number!r} is empty or contains whitespace")
+            raise FormatError(source, line_no, f"topic number {shown(number)} is empty or contains whitespace")
         if not title:
             raise FormatError(source, line_no, f"topic {number} has an empty title")
         if number in first_line:

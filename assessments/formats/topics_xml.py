@@ -44,7 +44,7 @@ def parse_topics(data: bytes, *, source: str, max_bytes: int = 20_000_000) -> li
     otherwise kept exactly, including curly quotes and other Unicode.
     """
     if len(data) > max_bytes:
-        raise FormatError(source, None, f"the file has {len(data):,} bytes; topic files may have at most {max_bytes:,}")
+        raise too_long(data, source, max_bytes)
     _reject_doctype(data, source)
     parser = etree.XMLParser(
         resolve_entities=False,
@@ -57,7 +57,7 @@ def parse_topics(data: bytes, *, source: str, max_bytes: int = 20_000_000) -> li
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as e:
-        raise FormatError(source, e.lineno, f"malformed XML: {e.msg}") from None
+        raise FormatError(source, e.lineno, f"malformed XML: {' '.join(e.msg.split())}") from None
     docinfo = root.getroottree().docinfo
     # The byte scan above misses a DOCTYPE written in UTF-16 or another encoding that is not
     # ASCII-compatible; lxml has parsed it (without expanding anything) and tells us here.
@@ -77,6 +77,12 @@ def parse_topics(data: bytes, *, source: str, max_bytes: int = 20_000_000) -> li
     if not topics:
         raise FormatError(source, root.sourceline, f"no <topic> elements inside <{root.tag}>")
     return topics
+
+
+def too_long(data: bytes, source: str, max_bytes: int) -> FormatError:
+    """A topic file longer than `max_bytes`, reported at the line where the limit falls."""
+    line = data.count(b"\n", 0, max_bytes) + 1
+    return FormatError(source, line, f"the file is longer than {max_bytes:,} bytes, the most a topic file may have")
 
 
 def _reject_doctype(data: bytes, source: str) -> None:

@@ -188,5 +188,5 @@ def test_an_oversized_file_is_refused_without_reading_it_whole(campaign, write_f
     monkeypatch.setattr("assessments.services.imports.topics.TOPICS_MAX_BYTES", 100)
     path = write_file("huge.xml", "<topics>" + " " * 10_000 + "</topics>")
     result = command("import_topics", campaign.slug, path)
-    assert (result.code, result.err.strip()) == (1, f"error: {path}: the file has 101 bytes; topic files may have at most 100")
+    assert (result.code, result.err.strip()) == (1, f"error: {path}:1: the file is longer than 100 bytes, the most a topic file may have")
     assert not Topic.objects.exists()

@@ -38,8 +38,14 @@ def gzip_members(member: bytes, count: int) -> bytes:
 
 
 def test_lines_come_without_their_line_ends_and_a_last_line_needs_none():
-    assert lines_of(b"a b\r\nc\n\nd") == ["a b\r", "c", "", "d"]
+    assert lines_of(b"a b\r\nc\n\nd") == ["a b", "c", "", "d"]
     assert lines_of(b"") == []
+
+
+def test_a_lone_carriage_return_ends_a_line_as_in_old_mac_files(monkeypatch):
+    assert lines_of(b"a\rb\r\rc") == ["a", "b", "", "c"]
+    monkeypatch.setattr(reading, "BLOCK_BYTES", 2)  # a \r\n cut between two blocks is still one line end
+    assert lines_of(b"a\r\nb\r\nc\r") == ["a", "b", "c"]
 
 
 def test_lines_are_cut_at_line_ends_whatever_the_block_size(monkeypatch):

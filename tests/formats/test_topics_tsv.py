@@ -54,7 +54,7 @@ def test_a_file_is_xml_or_tsv_by_its_content(data):
 
 
 def test_a_topic_file_over_the_limit_is_refused_whole():
-    with pytest.raises(FormatError, match="topic files may have at most 10"):
+    with pytest.raises(FormatError, match="longer than 10 bytes, the most a topic file may have"):
         parse_topic_file(b"1\tA question?\n", source="t.tsv", max_bytes=10)
 
 

@@ -7,13 +7,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
+from itertools import chain
 from pathlib import Path
 from typing import BinaryIO
 
 from django.conf import settings
 
 from assessments.formats.errors import FormatError
-from assessments.formats.reading import BLOCK_BYTES, gunzipped
+from assessments.formats.reading import BLOCK_BYTES, gunzipped, line_batches
 from assessments.services.imports import ImportProblem
 from assessments.services.jobs import Progress
 
@@ -74,13 +75,14 @@ def count_lines(file: InputFile) -> int:
     return count + (last != b"\n")
 
 
-def first_line_where(file: InputFile, test: Callable[[bytes], bool]) -> int | None:
-    """Read the file again for the line number of a problem only found after its lines were parsed (rare)."""
+def first_line_where(file: InputFile, test: Callable[[list[str]], bool]) -> int | None:
+    """Read the file again for the line number of a problem only found after its lines were parsed (rare).
+
+    `test` gets each line's whitespace-separated fields; lines are numbered as the readers number them.
+    """
     with opened(file) as (_, stream):
-        for number, raw in enumerate(stream, 1):
-            if test(raw):
-                return number
-    return None
+        lines = chain.from_iterable(line_batches(stream, source=file.name))
+        return next((number for number, line in enumerate(lines, 1) if test(line.split())), None)
 
 
 def named(records: Iterator, file: InputFile) -> Iterator:

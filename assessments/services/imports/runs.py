@@ -190,10 +190,9 @@ def _check_documents_once(file: InputFile, parts: list[RunBlock]) -> None:
     topic = parts[0].topic
     occurrences = 0
 
-    def second(raw: bytes) -> bool:
+    def second(fields: list[str]) -> bool:
         nonlocal occurrences
-        fields = raw.split()
-        occurrences += len(fields) >= 3 and fields[0].decode() == topic and fields[2].decode() == twice
+        occurrences += len(fields) >= 3 and fields[0] == topic and fields[2] == twice
         return occurrences == 2
 
     raise FormatError(file.name, first_line_where(file, second), f"document {twice} appears twice for topic {topic}")
@@ -220,7 +219,7 @@ def _run_line_batches(file: InputFile, meter: FilesMeter) -> Iterator[list[str]]
 
 def _check_tag(file: InputFile, tag: str) -> None:
     if len(tag) > _TAG_LENGTH:
-        raise FormatError(file.name, first_line_where(file, lambda raw: tag.encode() in raw), f"run tag is longer than {_TAG_LENGTH} characters")
+        raise FormatError(file.name, first_line_where(file, lambda fields: len(fields) >= 6 and tag in " ".join(fields[5:])), f"run tag is longer than {_TAG_LENGTH} characters")
 
 
 def _team_from_name(name: str, tag: str) -> str:
@@ -291,12 +290,7 @@ def _file_order(docs: list[str], ranks: list[int], scores: list[float], *, by: s
 
 def _line_of(file: InputFile, blocks: list[RunBlock], doc: str) -> int | None:
     topic = blocks[0].topic
-
-    def is_line(raw: bytes) -> bool:
-        fields = raw.decode("utf-8", "replace").split()
-        return len(fields) >= 3 and fields[0] == topic and fields[2] == doc
-
-    return first_line_where(file, is_line)
+    return first_line_where(file, lambda fields: len(fields) >= 3 and fields[0] == topic and fields[2] == doc)
 
 
 def _store_runs(

@@ -3,8 +3,8 @@ same service the upload job runs), for two file sizes: memory should not grow wi
 
 The files are 1,000 lines per topic (Touché's maximum) in as many topics as the size needs, TAB-separated, with
 ties every few lines, like bench/import_runs.py. The database `touchstone_bench_runmem` is dropped and rebuilt
-for each size: a campaign, its topics, then the one import, timed, with its peak resident memory (ru_maxrss of
-the child process, read with wait4).
+for each size: a campaign, its topics, then the one import, timed, with the peak resident memory of the process
+that ran it (VmHWM).
 
     flock /work/bench.lock .venv/bin/python bench/run_file_memory.py [--megabytes 35 351] [--code DIR]
 
@@ -50,21 +50,31 @@ def write_topics(path: Path, topics: int) -> None:
     )
 
 
-def manage(code: Path, *args: str, measure: bool = False) -> tuple[float, int]:
+# manage.py, then its own peak resident memory (VmHWM) into the file named first. Not the child's ru_maxrss:
+# Linux keeps the larger of a process's peaks across exec, which would count the parent it was forked from.
+MEASURED = """
+import atexit, runpy, sys
+report = sys.argv.pop(1)
+def peak():
+    with open("/proc/self/status") as status, open(report, "w") as out:
+        out.write(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+atexit.register(peak)
+sys.argv[0] = "manage.py"
+runpy.run_path("manage.py", run_name="__main__")
+"""
+
+
+def manage(code: Path, *args: str) -> tuple[float, int]:
     """Run manage.py in `code`; return (seconds, peak resident KiB of that process)."""
     env = {**os.environ, "DATABASE_URL": f"{SERVER}/{BENCH_DB}", "SECRET_KEY": "bench-only", "LOG_LEVEL": "WARNING",
            "CELERY_BROKER_URL": "", "DJANGO_SETTINGS_MODULE": "touchstone.settings"}
-    started = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "manage.py", *args], cwd=code, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = child.communicate() if not measure else (None, None)
-    if measure:
-        _, status, usage = os.wait4(child.pid, 0)
-        child.returncode = os.waitstatus_to_exitcode(status)
-        out, err = child.stdout.read(), child.stderr.read()
-    seconds = time.perf_counter() - started
-    if child.returncode:
-        sys.exit(f"manage.py {' '.join(args)} failed:\n{out.decode()}\n{err.decode()}")
-    return seconds, usage.ru_maxrss if measure else 0
+    with tempfile.NamedTemporaryFile(prefix="touchstone-peak-") as report:
+        started = time.perf_counter()
+        child = subprocess.run([sys.executable, "-c", MEASURED, report.name, *args], cwd=code, env=env, capture_output=True)
+        seconds = time.perf_counter() - started
+        if child.returncode:
+            sys.exit(f"manage.py {' '.join(args)} failed:\n{child.stdout.decode()}\n{child.stderr.decode()}")
+        return seconds, int(Path(report.name).read_text())
 
 
 def main() -> None:
@@ -83,7 +93,7 @@ def main() -> None:
             manage(code, "migrate", "-v0")
             manage(code, "create_campaign", "bench", "--name", "Bench", "--preset", "touche-2021-task2")
             manage(code, "import_topics", "bench", str(topics_file))
-            seconds, peak_kib = manage(code, "import_runs", "bench", str(run), measure=True)
+            seconds, peak_kib = manage(code, "import_runs", "bench", str(run))
             print(
                 f"{run.stat().st_size / 1e6:,.0f} MB run file, {lines:,} lines in {topics:,} topics: "
                 f"import {seconds:.1f} s, peak {peak_kib / 1024:,.0f} MiB",

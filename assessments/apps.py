@@ -6,7 +6,10 @@ class AssessmentsConfig(AppConfig):
     verbose_name = "Assessments"
 
     def ready(self) -> None:
-        # Importing the service modules registers their job handlers (services.jobs.handler).
+        # Importing the service modules registers their job handlers (services.jobs.handler), and importing the
+        # tasks registers the Celery tasks that services hand jobs to by name (services.job_queue), in every
+        # process: the web's as well as the worker's.
+        from assessments import tasks  # noqa: F401
         from assessments.services import (
             jobs,  # noqa: F401
             pooling,  # noqa: F401

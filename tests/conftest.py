@@ -6,11 +6,13 @@ one; oscar organises that other campaign and must never reach this one.
 """
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from accounts.models import Role
+from tests.brokers import PrivateRedis, app_broker
 from tests.factories import (
     AssignmentFactory,
     CampaignFactory,
@@ -55,6 +57,20 @@ def _flush_past_append_only_tables():
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(DatabaseOperations, "execute_sql_flush", execute_sql_flush)
         yield
+
+
+@pytest.fixture
+def broker(tmp_path) -> Iterator[PrivateRedis]:
+    """This test's own Redis, which the test's Celery app publishes to."""
+    folder = tmp_path / "redis"
+    folder.mkdir()
+    server = PrivateRedis(folder)
+    server.start()
+    try:
+        with app_broker(server.url):
+            yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from dotenv import load_dotenv
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -39,6 +40,16 @@ def env_int(name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from None
+
+
+def env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from None
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -121,6 +132,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "assessments.middleware.JobNotQueuedMiddleware",  # the job queue is down: 503, nothing of the job kept
     # Last, so its process_exception sees a view's error first: a lost database answers 503, logged once.
     "touchstone.outages.DatabaseOutageMiddleware",
 ]
@@ -148,7 +160,11 @@ VAR_DIR = Path(os.environ.get("TOUCHSTONE_VAR_DIR", BASE_DIR / "var"))
 _database_url = os.environ.get("DATABASE_URL", "").strip()
 if _database_url:
     try:
-        DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))}
+        # Health checks: a connection kept across requests or tasks is tested before reuse, so one that a database
+        # restart cut is replaced instead of failing the next request or job.
+        DATABASES = {
+            "default": dj_database_url.parse(_database_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True)
+        }
     except ValueError as exc:
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
 else:
@@ -222,6 +238,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
+    # Errors that are not the client's answer in JSON with a status a client can act on (503 + Retry-After).
+    "EXCEPTION_HANDLER": "assessments.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Touchstone API",
@@ -245,9 +263,42 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
+# A worker loss (README "When a worker is lost"): tasks are acknowledged when they end, so a killed worker's task
+# goes back to the queue (at once when only a pool process died: reject_on_worker_lost; after the visibility
+# timeout on Redis when the whole worker did). Each process reserves one task at a time, so no queued job waits
+# behind a long one in a busy worker while another is idle. The visibility timeout is longer than any job, so a
+# long job is not handed to a second worker while it runs; a lost job is failed by the sweep long before it.
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 12 * 3600)}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A job keeps running when the broker connection drops (its progress is on its row; its late acknowledgement
+# may fail, and the repeated delivery finds the job ended).
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+
+# Jobs always end (services.jobs, services.job_queue): a running job writes a heartbeat at least every
+# JOB_HEARTBEAT_SECONDS; the sweep, run by Celery beat every JOB_SWEEP_SECONDS and by each worker as it starts,
+# fails a job silent for JOB_STALE_SECONDS and hands a job queued JOB_REDISPATCH_SECONDS ago that no worker took
+# to the broker again. A failed job keeps its uploaded files JOB_FILES_KEPT_HOURS so it can be retried (0: never).
+JOB_HEARTBEAT_SECONDS = env_float("JOB_HEARTBEAT_SECONDS", 10)
+JOB_STALE_SECONDS = env_float("JOB_STALE_SECONDS", 60)
+JOB_SWEEP_SECONDS = env_float("JOB_SWEEP_SECONDS", 30)
+JOB_REDISPATCH_SECONDS = env_float("JOB_REDISPATCH_SECONDS", 300)
+JOB_FILES_KEPT_HOURS = env_float("JOB_FILES_KEPT_HOURS", 24)
+if JOB_STALE_SECONDS < 3 * JOB_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured(
+        f"JOB_STALE_SECONDS={JOB_STALE_SECONDS:g} must be at least three heartbeats (JOB_HEARTBEAT_SECONDS={JOB_HEARTBEAT_SECONDS:g})"
+    )
+CELERY_BEAT_SCHEDULE = {
+    # A sweep that waited longer than its interval is dropped: the next one does its work.
+    "sweep-jobs": {"task": "assessments.sweep_jobs", "schedule": JOB_SWEEP_SECONDS, "options": {"expires": JOB_SWEEP_SECONDS}},
+}
+# Sweeps have a queue of their own, which every worker also consumes: the sweep tells a job whose message the
+# broker lost by the jobs' queue being empty, which a waiting sweep must not spoil.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = [Queue("celery", routing_key="celery"), Queue("sweeps", routing_key="sweeps")]
+CELERY_TASK_ROUTES = {"assessments.sweep_jobs": {"queue": "sweeps"}}
 
 LOGGING = {
     "version": 1,

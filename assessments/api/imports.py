@@ -4,9 +4,15 @@
 * ``GET  campaigns/<slug>/runs/``: the campaign's runs; ``POST`` one or more run files (``file`` repeated, ``team``) → 202.
 * ``GET  campaigns/<slug>/documents/``: document counts; ``POST`` collection files (``file``, ``format``, ``only_pooled``) → 202.
 * ``GET  jobs/<id>/``: a job's progress (done/total), and once finished its summary, warnings or errors.
+* ``POST jobs/<id>/cancel/``: cancel a queued job, or stop a running one at its next step (nothing is stored).
+* ``POST jobs/<id>/retry/``: queue a failed job again (202), with the files it was given.
 
-Uploads are answered at once with the queued job; poll it until its status is ``succeeded`` or ``failed``.
+Uploads are answered at once with the queued job; poll it until its status is ``succeeded``, ``failed`` or
+``cancelled`` (every job ends: one whose worker is lost is failed within a minute or two, saying so). When the
+job queue is down an upload is answered 503 with Retry-After, and nothing of it is kept.
 """
+
+from collections.abc import Callable
 
 from django.urls import path
 from drf_spectacular.utils import extend_schema, extend_schema_view
@@ -16,8 +22,9 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from assessments import access
-from assessments.models import Run, Topic
+from assessments.models import Job, Run, Topic
 from assessments.selectors.campaigns import document_counts
+from assessments.services import job_queue
 from assessments.services.imports import ImportProblem
 from assessments.services.imports.documents import DOCUMENT_FORMATS
 from assessments.services.imports.uploads import start_import
@@ -156,10 +163,47 @@ class JobView(generics.RetrieveAPIView):
         return access.get_job_for_organiser(self.request.user, self.kwargs["job_id"])
 
 
+class _JobChangeView(generics.GenericAPIView):
+    """POST changes a job through its service and answers with the job; 409 when its state does not allow it."""
+
+    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    permission_classes = [IsOrganiser]
+    serializer_class = JobSerializer
+    change: Callable[..., Job]  # the service, keyword arguments job and by
+    answer: int = status.HTTP_200_OK
+
+    def post(self, request, job_id: int):
+        job = access.get_job_for_organiser(request.user, job_id)
+        try:
+            job = self.change(job=job, by=request.user)
+        except job_queue.JobStateError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(JobSerializer(job).data, status=self.answer)
+
+
+@extend_schema_view(post=extend_schema(
+    request=None, responses={200: JobSerializer},
+    summary="Cancel a queued job, or stop a running one at its next step (nothing of it is stored); 409 once it ended",
+))
+class JobCancelView(_JobChangeView):
+    change = staticmethod(job_queue.cancel_job)
+
+
+@extend_schema_view(post=extend_schema(
+    request=None, responses={202: JobSerializer},
+    summary="Queue a failed job again with the files it was given; 409 when it has not failed or its files are gone",
+))
+class JobRetryView(_JobChangeView):
+    change = staticmethod(job_queue.retry_job)
+    answer = status.HTTP_202_ACCEPTED
+
+
 def register(router) -> list:
     return [
         path("campaigns/<slug:slug>/topics/", TopicsView.as_view(), name="api-topics"),
         path("campaigns/<slug:slug>/runs/", RunsView.as_view(), name="api-runs"),
         path("campaigns/<slug:slug>/documents/", DocumentsView.as_view(), name="api-documents"),
         path("jobs/<int:job_id>/", JobView.as_view(), name="api-job"),
+        path("jobs/<int:job_id>/cancel/", JobCancelView.as_view(), name="api-job-cancel"),
+        path("jobs/<int:job_id>/retry/", JobRetryView.as_view(), name="api-job-retry"),
     ]

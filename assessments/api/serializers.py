@@ -14,9 +14,10 @@ class CampaignSerializer(serializers.ModelSerializer):
 
 class JobSerializer(serializers.ModelSerializer):
     percent = serializers.IntegerField(read_only=True)
+    can_retry = serializers.BooleanField(read_only=True, help_text="failed, and its inputs are still kept")
 
     class Meta:
         model = Job
         fields = ["id", "kind", "status", "params", "done", "total", "percent", "message", "errors", "warnings", "result",
-                  "created_at", "started_at", "finished_at"]
+                  "created_at", "started_at", "finished_at", "heartbeat_at", "attempts", "cancel_requested_at", "can_retry"]
         read_only_fields = fields

@@ -203,6 +203,7 @@ def build_pool(*, campaign: Campaign, spec: PoolSpec, by: User | None = None, pr
         _ensure_seeds(topics)
         with collector_paused():
             counts, stubs, warnings = _plan_and_store(campaign, spec=spec, runs=runs, topics=topics, by=by, progress=progress)
+            jobs.committed(progress)  # grouping only adds to what is stored: a cancel can no longer undo the build
             grouped = group_duplicates(campaign=campaign, progress=_Offset(progress, len(topics), 2 * len(topics)))
     missing_by_topic = missing_per_topic(campaign=campaign)
     counts = [TopicCount(**{**asdict(c), "missing": missing_by_topic.get(c.number, 0)}) for c in counts]

@@ -37,7 +37,7 @@ from assessments.services import audit, bulk, job_queue, jobs
 from assessments.services.bulk import copy_escape
 from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.imports.files import InputFile, count_lines, opened
-from assessments.services.imports.uploads import job_inputs, keep_upload, upload_folder
+from assessments.services.imports.uploads import job_inputs, keep_upload
 from assessments.services.jobs import Progress
 from assessments.services.judging import RowError, label_not_allowed, record_judgments_in_bulk
 
@@ -171,7 +171,7 @@ def start_qrels_import(
     _check_options(campaign=campaign, kind=kind, assessor=assessor, phase=phase)
     with transaction.atomic():
         job = job_queue.queue_job(kind="import_qrels", campaign=campaign, params={}, created_by=created_by)
-        folder = upload_folder(job)
+        folder = job.upload_folder
         folder.mkdir(parents=True)
         name = Path(upload.name).name
         kept = keep_upload(upload, folder / (get_valid_filename(name) or "upload"))
@@ -186,8 +186,8 @@ def start_qrels_import(
 @jobs.handler("import_qrels")
 def _import_qrels_job(job: Job, progress: Progress) -> dict:
     params = job.params
-    with job_inputs(job) as (paths, names):
-        return import_qrels(
-            campaign=job.campaign, path=paths[0], source=names[0], kind=params["kind"], assessor=params["assessor"],
-            phase=params["phase"], by=job.created_by, progress=progress,
-        ).as_result()
+    paths, names = job_inputs(job)
+    return import_qrels(
+        campaign=job.campaign, path=paths[0], source=names[0], kind=params["kind"], assessor=params["assessor"],
+        phase=params["phase"], by=job.created_by, progress=progress,
+    ).as_result()

@@ -1,7 +1,8 @@
 """The organiser's imports page: upload topics, documents and runs, and watch each import's job.
 
 Uploads go through `services.imports.uploads.start_import` (the API's service too), which keeps the files and
-queues a Job; the page shows the job's live progress by polling the reusable `_job_status.html` partial.
+queues a Job; the page shows the job's live progress by polling the reusable `_job_status.html` partial, which
+also cancels and retries jobs of every kind (imports, pool builds, qrels imports) here.
 """
 
 from django import forms
@@ -13,7 +14,9 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
 from assessments import access
+from assessments.models import Job
 from assessments.selectors.campaigns import document_counts, recent_jobs
+from assessments.services import job_queue
 from assessments.services.imports import ImportProblem
 from assessments.services.imports.documents import DOCUMENT_FORMATS
 from assessments.services.imports.uploads import IMPORT_KINDS, start_import
@@ -124,8 +127,32 @@ def job_status(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     return render(request, "assessments/_job_status.html", {"campaign": campaign, "job": job})
 
 
+# What Cancel and Retry do, and where the job is shown when the page is posted without htmx.
+JOB_CHANGES = {"cancel": job_queue.cancel_job, "retry": job_queue.retry_job}
+PAGE_OF_KIND = {"build_pool": "assessments:pool", "import_qrels": "assessments:qrels"}
+
+
+@require_POST
+@login_required
+def job_change(request: HttpRequest, slug: str, job_id: int, change: str) -> HttpResponse:
+    """Cancel a queued or running job, or retry a failed one (the service says when it cannot)."""
+    campaign = access.get_campaign_for_organiser(request.user, slug)
+    job = access.get_job_for_organiser(request.user, job_id, campaign=campaign)
+    try:
+        job = JOB_CHANGES[change](job=job, by=request.user)
+    except job_queue.JobStateError as exc:
+        if not request.htmx:  # the block htmx swaps in shows the job as it now is, which says why
+            messages.error(request, str(exc))
+        job = Job.objects.get(pk=job.pk)
+    if request.htmx:
+        return render(request, "assessments/_job_status.html", {"campaign": campaign, "job": job})
+    return redirect(f"{reverse(PAGE_OF_KIND.get(job.kind, 'assessments:imports'), args=[slug])}#job-{job.pk}")
+
+
 urlpatterns = [
     path("<slug:slug>/import/", imports_page, name="imports"),
     path("<slug:slug>/import/<str:what>/", upload, name="import_upload"),
     path("<slug:slug>/jobs/<int:job_id>/", job_status, name="job"),
+    path("<slug:slug>/jobs/<int:job_id>/cancel/", job_change, {"change": "cancel"}, name="job_cancel"),
+    path("<slug:slug>/jobs/<int:job_id>/retry/", job_change, {"change": "retry"}, name="job_retry"),
 ]

@@ -6,8 +6,7 @@ The management commands call the import functions themselves, on the files they 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from django.conf import settings
@@ -56,7 +55,7 @@ def start_import(
     try:
         with transaction.atomic():
             job = job_queue.queue_job(kind=kind, campaign=campaign, params={}, created_by=created_by)
-            folder = upload_folder(job)
+            folder = job.upload_folder
             folder.mkdir(parents=True)
             files = [
                 {"path": str(keep_upload(upload, folder / f"{i}-{get_valid_filename(Path(upload.name).name) or 'upload'}")
@@ -72,10 +71,6 @@ def start_import(
     return job
 
 
-def upload_folder(job: Job) -> Path:
-    return Path(settings.MEDIA_ROOT) / "uploads" / str(job.pk)
-
-
 def keep_upload(upload: UploadedFile, destination: Path) -> Path:
     """Move (large uploads Django spooled to disk) or stream (small ones) the upload to `destination`."""
     if hasattr(upload, "temporary_file_path"):
@@ -87,39 +82,37 @@ def keep_upload(upload: UploadedFile, destination: Path) -> Path:
     return destination
 
 
-@contextmanager
-def job_inputs(job: Job) -> Iterator[tuple[list[Path], list[str]]]:
-    """The job's uploaded files; they are deleted when the job ends, whatever the outcome (the data is stored)."""
-    try:
-        files = job.params["files"]
-        yield [Path(settings.MEDIA_ROOT) / f["path"] for f in files], [f["name"] for f in files]
-    finally:
-        shutil.rmtree(upload_folder(job), ignore_errors=True)
+def job_inputs(job: Job) -> tuple[list[Path], list[str]]:
+    """The job's uploaded files and their names. services.jobs.end_job removes them when the job ends: at once
+    when it succeeded, was cancelled or found a wrong line; after JOB_FILES_KEPT_HOURS when it failed otherwise,
+    so that it can be retried."""
+    files = job.params["files"]
+    return [Path(settings.MEDIA_ROOT) / f["path"] for f in files], [f["name"] for f in files]
 
 
 @jobs.handler("import_topics")
 def _import_topics_job(job: Job, progress: Progress) -> dict:
-    with job_inputs(job) as (paths, names):
-        return import_topics(
-            campaign=job.campaign, path=paths[0], name=names[0], allow_changes=bool(job.params.get("allow_changes")),
-            by=job.created_by, progress=progress,
-        ).as_result()
+    paths, names = job_inputs(job)
+    return import_topics(
+        campaign=job.campaign, path=paths[0], name=names[0], allow_changes=bool(job.params.get("allow_changes")),
+        by=job.created_by, progress=progress,
+    ).as_result()
 
 
 @jobs.handler("import_documents")
 def _import_documents_job(job: Job, progress: Progress) -> dict:
     params = job.params
-    with job_inputs(job) as (paths, names):
-        return import_documents(
-            campaign=job.campaign, paths=paths, names=names, fmt=params.get("format", "auto"),
-            only_pooled=bool(params.get("only_pooled")), by=job.created_by, progress=progress,
-        ).as_result()
+    paths, names = job_inputs(job)
+    return import_documents(
+        campaign=job.campaign, paths=paths, names=names, fmt=params.get("format", "auto"),
+        only_pooled=bool(params.get("only_pooled")), by=job.created_by, progress=progress,
+    ).as_result()
 
 
 @jobs.handler("import_runs")
 def _import_runs_job(job: Job, progress: Progress) -> dict:
-    with job_inputs(job) as (paths, names):
-        return import_runs(
-            campaign=job.campaign, paths=paths, names=names, team=job.params.get("team", ""),
-            uploaded_by=job.created_by, progress=progress,
-        ).as_result()
+    paths, names = job_inputs(job)
+    return import_runs(
+        campaign=job.campaign, paths=paths, names=names, team=job.params.get("team", ""),
+        uploaded_by=job.created_by, progress=progress,
+    ).as_result()

@@ -181,7 +181,9 @@ def _not_claimed(job_id: int) -> Job | None:
         logger.warning("job %s does not exist (its start was undone); this delivery has nothing to run", job_id)
     elif job.status != Job.Status.RUNNING:
         logger.info("job %s is %s; this delivery has nothing to do", job_id, job.status)
-    elif not end_if_lost(job):
+    elif end_if_lost(job):
+        logger.warning("job %s failed, found lost by its redelivery: %s", job_id, job.message)
+    else:
         logger.warning("job %s is running in %s (heartbeat %s); this delivery leaves it there", job_id, job.worker, job.heartbeat_at)
     return job
 

@@ -199,7 +199,10 @@ def test_the_import_api_schema_renders_without_warnings():
     assert not GENERATOR_STATS._warn_cache and not GENERATOR_STATS._error_cache, dict(GENERATOR_STATS._warn_cache)
     upload_body = schema["paths"]["/api/campaigns/{slug}/runs/"]["post"]["requestBody"]["content"]["multipart/form-data"]
     assert upload_body["schema"]["$ref"].endswith("/RunUpload")
-    assert set(schema["paths"]) == {"/api/campaigns/{slug}/topics/", "/api/campaigns/{slug}/runs/", "/api/campaigns/{slug}/documents/", "/api/jobs/{job_id}/"}
+    assert set(schema["paths"]) == {
+        "/api/campaigns/{slug}/topics/", "/api/campaigns/{slug}/runs/", "/api/campaigns/{slug}/documents/",
+        "/api/jobs/{job_id}/", "/api/jobs/{job_id}/cancel/", "/api/jobs/{job_id}/retry/",
+    }
 
 
 def test_runs_are_refused_at_once_while_the_campaign_has_no_topics(client, organiser, campaign, upload_root):

@@ -77,8 +77,7 @@ def app_broker(url: str) -> Iterator[None]:
     previous = app.conf.broker_write_url, app.conf.broker_read_url, app.conf.task_always_eager
 
     def reconnect() -> None:
-        if app._pool is not None:
-            app._pool.force_close_all()
+        # Dropped, not closed: kombu keeps one pool per URL for the whole process, and gives it out again.
         app._pool = None
         app.amqp._producer_pool = None
 

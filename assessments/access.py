@@ -85,12 +85,15 @@ def get_assignment_for_assessor(user: User, assignment_id: int, *, closed_traini
     save path never passes it, so such a topic takes no more labels.
 
     Organisers get no exception here: they judge only what is assigned to them like anyone else,
-    so a judge page never shows a topic its viewer was not given.
+    so a judge page never shows a topic its viewer was not given. An archived campaign is put away: its
+    assignments are no one's any more.
     """
     if not user.is_authenticated:
         raise Http404("No such assignment")
     try:
-        assignment = Assignment.objects.select_related("topic", "topic__campaign").get(pk=assignment_id, assessor=user)
+        assignment = Assignment.objects.select_related("topic", "topic__campaign").get(
+            pk=assignment_id, assessor=user, topic__campaign__archived_at__isnull=True
+        )
     except Assignment.DoesNotExist:
         raise Http404("No such assignment") from None
     if not assignment.active and not (closed_training and _round_closed(assignment)):

@@ -11,9 +11,11 @@ class CollectionAdmin(admin.ModelAdmin):
 
 @admin.register(models.Campaign)
 class CampaignAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "preset", "phase", "training_round", "collection", "created_at")
-    list_filter = ("phase", "preset")
+    list_display = ("slug", "name", "preset", "phase", "training_round", "collection", "created_at", "archived_at")
+    list_filter = ("phase", "preset", ("archived_at", admin.EmptyFieldListFilter))
     search_fields = ("slug", "name")
+    # Archiving goes through services.campaigns.set_archived (the campaign page, the API), which keeps its audit event.
+    readonly_fields = ("archived_at",)
 
 
 @admin.register(models.Topic)

@@ -133,10 +133,30 @@ class TimelineView(generics.ListAPIView):
         return timeline(campaign, action=self.request.query_params.get("action", ""))
 
 
+class ArchiveSerializer(serializers.Serializer):
+    archived = serializers.BooleanField()
+
+
+class ArchiveView(APIView):
+    permission_classes = [IsOrganiser]
+
+    @extend_schema(
+        request=ArchiveSerializer, responses=CampaignSerializer,
+        summary="Archive a campaign (assessors no longer see it, no label can be given; nothing is deleted), or take it out",
+    )
+    def post(self, request, slug: str):
+        campaign = access.get_campaign_for_organiser(request.user, slug)
+        params = ArchiveSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        campaign = campaigns.set_archived(campaign=campaign, archived=params.validated_data["archived"], by=request.user)
+        return Response(CampaignSerializer(campaign).data)
+
+
 def register(router) -> list:
     router.register("campaigns", CampaignViewSet, basename="campaign")
     return [
         path("campaigns/<slug:slug>/members/", MembersView.as_view(), name="api-members"),
         path("campaigns/<slug:slug>/members/<str:username>/", MemberView.as_view(), name="api-member"),
         path("campaigns/<slug:slug>/timeline/", TimelineView.as_view(), name="api-timeline"),
+        path("campaigns/<slug:slug>/archive/", ArchiveView.as_view(), name="api-archive"),
     ]

@@ -8,7 +8,7 @@ class CampaignSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Campaign
-        fields = ["slug", "name", "preset", "scheme", "phase", "guidelines", "collection", "created_at"]
+        fields = ["slug", "name", "preset", "scheme", "phase", "guidelines", "collection", "created_at", "archived_at"]
         read_only_fields = fields
 
 

@@ -31,6 +31,8 @@ class AuditEvent(models.Model):
         WITHDRAWN = "assignment.withdrawn", "Assignment withdrawn"
         QRELS_EXPORTED = "qrels.exported", "Qrels exported"
         ADJUDICATED = "adjudication", "Label adjudicated"
+        ARCHIVED = "campaign.archived", "Campaign archived"
+        RESTORED = "campaign.restored", "Campaign taken out of the archive"
 
     # PROTECT, not CASCADE: the rows cannot be deleted, so neither can what they record.
     campaign = models.ForeignKey("assessments.Campaign", on_delete=models.PROTECT, related_name="audit_events")

@@ -32,6 +32,9 @@ class Campaign(models.Model):
     agreement_threshold = models.FloatField(default=0.4)
     overlap_share = models.FloatField(default=0.0)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set: archived. A campaign with judgments cannot be deleted (its record stays whole); archiving puts it away
+    # instead: assessors no longer see it and no label can be given, organisers still see everything.
+    archived_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -47,6 +50,10 @@ class Campaign(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("assessments:campaign", args=[self.slug])
+
+    @property
+    def is_archived(self) -> bool:
+        return self.archived_at is not None
 
     @property
     def label_scheme(self) -> LabelScheme:

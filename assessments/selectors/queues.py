@@ -14,9 +14,9 @@ from assessments.models import Assignment, AssignmentItem, Judgment, PoolEntry
 
 
 def active_assignments(user: User) -> QuerySet[Assignment]:
-    """The assessor's topics, training first, in campaign then topic order."""
+    """The assessor's topics, training first, in campaign then topic order (archived campaigns are put away)."""
     return (
-        Assignment.objects.filter(assessor=user, active=True)
+        Assignment.objects.filter(assessor=user, active=True, topic__campaign__archived_at__isnull=True)
         .select_related("topic", "topic__campaign")
         .order_by("-phase", "topic__campaign__name", "topic__position", "topic__number")
     )

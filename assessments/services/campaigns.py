@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 
 from django.db import transaction
+from django.utils import timezone
 
 from accounts.models import User
 from assessments.labels import PRESETS, LabelScheme
@@ -89,6 +90,25 @@ def remove_member(*, campaign: Campaign, user: User, by: User | None) -> None:
         campaign=campaign, action=audit.Action.MEMBER_REMOVED, by=by, subject=user.username, before={"role": membership.role}
     )
     membership.delete()
+
+
+@transaction.atomic
+def set_archived(*, campaign: Campaign, archived: bool, by: User | None) -> Campaign:
+    """Archive the campaign, or take it out of the archive; asking for the state it is in changes nothing.
+
+    An archived campaign keeps everything (judgments, history, snapshots); its assessors no longer see its topics
+    and no label can be given (services.judging), which is how a campaign that can no longer be deleted is put away.
+    """
+    campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    if campaign.is_archived == archived:
+        return campaign
+    audit.record(
+        campaign=campaign, action=audit.Action.ARCHIVED if archived else audit.Action.RESTORED, by=by,
+        before={"archived": not archived}, after={"archived": archived},
+    )
+    campaign.archived_at = timezone.now() if archived else None
+    campaign.save(update_fields=["archived_at"])
+    return campaign
 
 
 _NEXT_PHASE = {Phase.SETUP: Phase.TRAINING, Phase.TRAINING: Phase.MAIN, Phase.MAIN: Phase.CLOSED}

@@ -190,6 +190,8 @@ def judge_entry(
     campaign = assignment.topic.campaign
     if campaign.phase == Phase.CLOSED:
         raise JudgingClosed(f"campaign {campaign.name!r} is closed and takes no more labels")
+    if campaign.is_archived:
+        raise JudgingClosed(f"campaign {campaign.name!r} is archived and takes no labels")
     def copy_to_twins(judgment: Judgment) -> None:
         judgment.topic, judgment.assessor = assignment.topic, assignment.assessor  # loaded already: no queries again
         propagate_to_twins(judgment=judgment, entry=entry)

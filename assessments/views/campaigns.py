@@ -89,8 +89,23 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect(campaign)
 
 
+@require_POST
+@login_required
+def archive(request: HttpRequest, slug: str) -> HttpResponse:
+    """Archive the campaign (`archived=1`) or take it out of the archive (`archived=0`)."""
+    campaign = access.get_campaign_for_organiser(request.user, slug)
+    archived = request.POST.get("archived") == "1"
+    campaigns.set_archived(campaign=campaign, archived=archived, by=request.user)
+    if archived:
+        messages.success(request, f"{campaign.name} is archived: its assessors no longer see it, and it takes no labels.")
+    else:
+        messages.success(request, f"{campaign.name} is out of the archive: its assessors see their topics again.")
+    return redirect(campaign)
+
+
 urlpatterns = [
     path("", campaign_list, name="campaign_list"),
     path("<slug:slug>/", campaign_detail, name="campaign"),
     path("<slug:slug>/members/", members, name="campaign_members"),
+    path("<slug:slug>/archive/", archive, name="campaign_archive"),
 ]

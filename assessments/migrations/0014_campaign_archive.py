@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('assessments', '0012_audit_adjudication_discussion'),
+        ('assessments', '0013_job_lifecycle'),
     ]
 
     operations = [

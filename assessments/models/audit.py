@@ -33,6 +33,8 @@ class AuditEvent(models.Model):
         ADJUDICATED = "adjudication", "Label adjudicated"
         ARCHIVED = "campaign.archived", "Campaign archived"
         RESTORED = "campaign.restored", "Campaign taken out of the archive"
+        EXPORTED = "campaign.exported", "Campaign exported to an archive file"
+        IMPORTED = "campaign.imported", "Campaign imported from an archive file"
 
     # PROTECT, not CASCADE: the rows cannot be deleted, so neither can what they record.
     campaign = models.ForeignKey("assessments.Campaign", on_delete=models.PROTECT, related_name="audit_events")

@@ -139,6 +139,50 @@ def _copy_rows(cursor, table: str, rows: Iterable[tuple]) -> None:
         cursor.copy_expert(f"COPY {table} FROM STDIN WITH (FORMAT csv)", buffer)
 
 
+def copy_values(cursor, table: str, columns: Sequence[str], rows: Iterable[Sequence]) -> None:
+    """COPY rows of Python values into `columns` of `table`, formatted as PostgreSQL reads them: None as null,
+    booleans as t/f, numbers by repr, times in ISO 8601 with their offset, bytes as bytea hex; text escaped. A
+    JSON column takes its value as JSON text (json.dumps it first). Rows are formatted while PostgreSQL reads them,
+    so an iterator of a million rows is never held whole."""
+    quoted = ", ".join(f'"{column}"' for column in columns)  # "order" is a keyword
+    cursor.copy_expert(f"COPY {table} ({quoted}) FROM STDIN", _ValuesCopy(rows), 1 << 20)
+
+
+def _copy_field(value: Any) -> str:
+    if value is None:
+        return _COPY_NULL
+    if isinstance(value, str):
+        return copy_escape(value)
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, bytes | memoryview):
+        return "\\\\x" + bytes(value).hex()  # bytea's hex form, its backslash escaped for COPY
+    return value.isoformat()  # a datetime
+
+
+class _ValuesCopy:
+    def __init__(self, rows: Iterable[Sequence]) -> None:
+        self.rows = iter(rows)
+
+    def read(self, size: int = -1) -> bytes:
+        lines, length = [], 0
+        for row in self.rows:
+            lines.append("\t".join(map(_copy_field, row)) + "\n")
+            length += len(lines[-1])
+            if 0 < size <= length:
+                break
+        return "".join(lines).encode()
+
+
+def new_ids(cursor, table: str, count: int) -> list[int]:
+    """Take `count` ids from the sequence of `table`'s id column, for rows COPY will insert with their children
+    (a row's id must be known before the rows that point at it are written)."""
+    cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count])
+    return [pk for (pk,) in cursor.fetchall()]
+
+
 def copy_text(cursor, table: str, columns: Sequence[str], text: BinaryIO) -> None:
     """COPY a file of COPY text lines (as copy_escape makes them) into `columns` of `table`."""
     cursor.copy_expert(f"COPY {table} ({', '.join(columns)}) FROM STDIN", text, 1 << 20)

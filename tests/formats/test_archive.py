@@ -1,0 +1,209 @@
+"""The campaign archive's file format, without a database: members written and read back, a manifest that catches
+any change, and records checked field by field, each problem named by member, line and key."""
+
+import hashlib
+import io
+import json
+import zipfile
+
+import pytest
+
+from assessments.formats.archive import MEMBERS, SPECS, ArchiveReader, ArchiveWriter
+from assessments.formats.errors import FormatError
+
+TOPIC = {
+    "number": "1", "title": "Cats or dogs?", "description": "", "narrative": "", "compared_objects": ["cats", "dogs"],
+    "cause": "", "effect": "", "is_training": False, "pool_seed": 7, "position": 0,
+}
+JUDGMENT = {
+    "topic": "1", "doc": "d1", "assessor": "alice", "phase": "main", "relevance": 2, "quality": None, "stance": "",
+    "note": "", "flagged": False, "time_spent_ms": 10, "source": "web", "revision": 2,
+    "created_at": "2024-05-01T10:00:00+00:00", "updated_at": "2024-05-01T10:05:00.123456+00:00",
+    "history": [
+        {"revision": 1, "assessor": "alice", "relevance": 1, "quality": None, "stance": "", "note": "", "flagged": False,
+         "time_spent_ms": 5, "source": "web", "at": "2024-05-01T10:00:00+00:00"},
+        {"revision": 2, "assessor": "alice", "relevance": 2, "quality": None, "stance": "", "note": "", "flagged": False,
+         "time_spent_ms": 10, "source": "web", "at": "2024-05-01T10:05:00.123456+00:00"},
+    ],
+    "replies": [],
+}
+
+
+def archive(lines: dict[str, list[bytes]] | None = None, **manifest_changes) -> io.BytesIO:
+    """An archive with the given members' lines (others empty), written by ArchiveWriter; `manifest_changes`
+    replace keys of its manifest."""
+    stream = io.BytesIO()
+    writer = ArchiveWriter(stream)
+    for name in MEMBERS:
+        with writer.member(name) as member:
+            for raw in (lines or {}).get(name, []):
+                member.write_bytes(raw)
+    with writer.member("snapshots/0001.qrels") as member:
+        member.write_bytes(b"1 0 d1 2\n")
+    manifest = writer.finish(campaign="c", exported_at="2024-05-01T10:00:00+00:00")
+    if manifest_changes:
+        stream = rezip(stream, {"manifest.json": json.dumps({**manifest, **manifest_changes}).encode()})
+    stream.seek(0)
+    return stream
+
+
+def rezip(stream: io.BytesIO, replaced: dict[str, bytes | None]) -> io.BytesIO:
+    """The archive with members replaced (None: removed) or added, the manifest untouched unless replaced."""
+    stream.seek(0)
+    out = io.BytesIO()
+    with zipfile.ZipFile(stream) as old, zipfile.ZipFile(out, "w") as new:
+        for name in old.namelist():
+            if name not in replaced:
+                new.writestr(name, old.read(name))
+        for name, data in replaced.items():
+            if data is not None:
+                new.writestr(name, data)
+    out.seek(0)
+    return out
+
+
+def line(value: dict) -> bytes:
+    return json.dumps(value).encode() + b"\n"
+
+
+def test_records_come_back_as_written_with_times_parsed():
+    stream = io.BytesIO()
+    writer = ArchiveWriter(stream)
+    for name in MEMBERS:
+        with writer.member(name) as member:
+            if name == "topics.jsonl":
+                member.write(TOPIC)
+                member.write({**TOPIC, "number": "2", "title": "Tea or coffee? 猫 😀 \\ \t \n"})
+            if name == "judgments.jsonl":
+                member.write(JUDGMENT)
+    manifest = writer.finish(campaign="c")
+    stream.seek(0)
+    reader = ArchiveReader(stream, source="c.zip")
+    reader.verify()
+    topics = list(reader.records("topics.jsonl"))
+    assert [(n, r["title"]) for n, r in topics] == [(1, "Cats or dogs?"), (2, "Tea or coffee? 猫 😀 \\ \t \n")]
+    (_, judgment), = reader.records("judgments.jsonl")
+    assert judgment["history"][1]["at"].isoformat() == "2024-05-01T10:05:00.123456+00:00"
+    listed = {m["name"]: m for m in manifest["members"]}
+    assert listed["topics.jsonl"]["records"] == 2 and listed["users.jsonl"] == {
+        "name": "users.jsonl", "bytes": 0, "records": 0, "sha256": hashlib.sha256(b"").hexdigest()
+    }
+
+
+@pytest.mark.parametrize(
+    ("record", "error"),
+    [
+        ({**TOPIC, "position": -1}, "topics.jsonl:1: position: expected a whole number from 0 to 2147483647, got an integer"),
+        ({**TOPIC, "is_training": 0}, "topics.jsonl:1: is_training: expected true or false, got an integer"),
+        ({**TOPIC, "pool_seed": True}, "topics.jsonl:1: pool_seed: expected an integer of at most 64 bits, got true"),
+        ({**TOPIC, "pool_seed": 2**64}, "topics.jsonl:1: pool_seed: expected an integer of at most 64 bits, got an integer"),
+        ({k: v for k, v in TOPIC.items() if k != "title"}, "topics.jsonl:1: 'title' is missing"),
+        ({**TOPIC, "secret": 1}, "topics.jsonl:1: unknown key 'secret'"),
+        ({**TOPIC, "number": ""}, "topics.jsonl:1: number: expected a non-empty string"),
+    ],
+)
+def test_a_wrong_field_is_named_by_member_line_and_key(record, error):
+    reader = ArchiveReader(archive({"topics.jsonl": [line(record)]}), source="c.zip")
+    with pytest.raises(FormatError) as refused:
+        list(reader.records("topics.jsonl"))
+    assert str(refused.value) == f"c.zip:{error}"
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        (lambda j: j["history"][1].update(revision="2"), "history[1].revision: expected a whole number from 0 to 2147483647, got '2'"),
+        (lambda j: j["history"][0].update(at="2024-05-01 10:00"), "history[0].at: time '2024-05-01 10:00' has no UTC offset"),
+        (lambda j: j.update(created_at="yesterday"), "created_at: expected an ISO 8601 time, got 'yesterday'"),
+        (lambda j: j.update(phase="setup"), "phase: expected 'training' or 'main', got 'setup'"),
+        (lambda j: j.update(replies=[{"author": "olivia", "text": "", "resolves": False, "created_at": "2024-05-01T10:00:00+00:00"}]),
+         "replies[0].text: expected a non-empty string"),
+    ],
+)
+def test_a_wrong_nested_field_is_named_by_its_path(change, error):
+    judgment = json.loads(json.dumps(JUDGMENT))
+    change(judgment)
+    reader = ArchiveReader(archive({"judgments.jsonl": [line(JUDGMENT), line(judgment)]}), source="c.zip")
+    with pytest.raises(FormatError) as refused:
+        list(reader.records("judgments.jsonl"))
+    assert str(refused.value) == f"c.zip:judgments.jsonl:2: {error}"
+
+
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        (b"{not json\n", "not JSON (Expecting property name enclosed in double quotes at column 2)"),
+        (b"\n", "not JSON (Expecting value at column 1)"),
+        (line(TOPIC).replace(b'"pool_seed": 7', b'"pool_seed": NaN'), "not JSON that can be stored (ValueError: NaN is not a JSON number)"),
+        (line(TOPIC).replace(b'"cause": ""', b'"cause": "a\\u0000b"'), "a string holds a NUL or a lone surrogate, which is not text"),
+        (line(TOPIC).replace(b'"cause": ""', b'"cause": "\\ud800"'), "a string holds a NUL or a lone surrogate, which is not text"),
+        (b"[" * 100_000 + b"]" * 100_000 + b"\n", "not JSON that can be stored (RecursionError"),
+        (line(TOPIC).replace(b'"title": "Cats', b'"title": "\xff'), "not UTF-8 text (byte 0xff at column 27)"),
+    ],
+)
+def test_a_line_that_is_not_storable_json_is_refused_at_its_line(raw, error):
+    reader = ArchiveReader(archive({"topics.jsonl": [line(TOPIC), raw]}), source="c.zip")
+    with pytest.raises(FormatError) as refused:
+        list(reader.records("topics.jsonl"))
+    assert (refused.value.source, refused.value.line) == ("c.zip:topics.jsonl", 2)
+    assert refused.value.reason.startswith(error)
+
+
+def test_escaped_text_outside_the_basic_plane_is_text():
+    raw = line(TOPIC).replace(b'"cause": ""', b'"cause": "\\ud83d\\ude00"')  # 😀 as json.dumps writes it by default
+    (_, topic), = ArchiveReader(archive({"topics.jsonl": [raw]}), source="c.zip").records("topics.jsonl")
+    assert topic["cause"] == "😀"
+
+
+@pytest.mark.parametrize(
+    ("replaced", "error"),
+    [
+        ({"audit.jsonl": None}, "c.zip:manifest.json: member audit.jsonl is listed but not in the archive"),
+        ({"extra.txt": b"x"}, "c.zip:manifest.json: 'extra.txt' is in the archive but not listed"),
+        ({"snapshots/0001.qrels": b"1 0 d1 1\n"}, "c.zip:snapshots/0001.qrels: its sha256 is not the manifest's: the member was changed after export"),
+        ({"topics.jsonl": line(TOPIC)}, "c.zip:topics.jsonl: more bytes than the manifest lists (0)"),
+        ({"manifest.json": b"{"}, "c.zip:manifest.json: not readable JSON"),
+        ({"manifest.json": None}, "c.zip: not a campaign archive (manifest.json is missing)"),
+    ],
+)
+def test_an_archive_that_differs_from_its_manifest_is_refused(replaced, error):
+    with pytest.raises(FormatError) as refused:
+        ArchiveReader(rezip(archive(), replaced), source="c.zip").verify()
+    assert str(refused.value).startswith(error)
+
+
+def test_a_member_with_other_line_count_than_listed_is_refused():
+    stream = archive({"topics.jsonl": [line(TOPIC)]})
+    with zipfile.ZipFile(stream) as old:
+        manifest = json.loads(old.read("manifest.json"))
+    for member in manifest["members"]:
+        if member["name"] == "topics.jsonl":
+            member["records"] = 3
+    with pytest.raises(FormatError, match="c.zip:topics.jsonl: 1 lines where the manifest lists 3"):
+        ArchiveReader(rezip(stream, {"manifest.json": json.dumps(manifest).encode()}), source="c.zip").verify()
+
+
+@pytest.mark.parametrize(
+    ("changes", "error"),
+    [
+        ({"version": 2}, "archive format version '2'; this Touchstone reads version 1"),
+        ({"format": "something-else"}, "not a campaign archive (format is not 'touchstone-campaign-archive')"),
+        ({"members": [{"name": "../../etc/passwd", "bytes": 0, "records": 0, "sha256": ""}]}, "member campaign.jsonl is missing from the list"),
+    ],
+)
+def test_a_manifest_of_another_format_or_version_is_refused(changes, error):
+    with pytest.raises(FormatError) as refused:
+        ArchiveReader(archive(**changes), source="c.zip")
+    assert str(refused.value) == f"c.zip:manifest.json: {error}"
+
+
+def test_a_file_that_is_not_a_zip_is_not_an_archive():
+    with pytest.raises(FormatError, match=r"^c.zip: not a campaign archive \(not a zip file"):
+        ArchiveReader(io.BytesIO(b"1 Q0 d1 1 1.0 run\n"), source="c.zip")
+
+
+def test_every_member_has_a_spec_and_the_manifest_comes_last():
+    stream = archive()
+    with zipfile.ZipFile(stream) as written:
+        assert written.namelist() == [*MEMBERS, "snapshots/0001.qrels", "manifest.json"]
+    assert set(MEMBERS) == set(SPECS)

@@ -13,6 +13,8 @@ class AssessmentsConfig(AppConfig):
         from assessments.services import (
             jobs,  # noqa: F401
             pooling,  # noqa: F401
-            qrels_import,  # noqa: F401
         )
-        from assessments.services.imports import uploads  # noqa: F401
+        from assessments.services.imports import (
+            qrels,  # noqa: F401
+            uploads,  # noqa: F401
+        )

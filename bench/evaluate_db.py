@@ -65,7 +65,8 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
     from assessments.models import Topic
-    from assessments.services import campaigns, evaluation, exports, qrels_import
+    from assessments.services import campaigns, evaluation, exports
+    from assessments.services.imports.qrels import import_qrels
 
     campaign = campaigns.create_campaign(slug="bench", name="Bench", preset="touche-2021-task2")
     topics = Topic.objects.bulk_create(
@@ -79,9 +80,9 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         relevance, quality, judged = write_pool_qrels(campaign, Path(folder), depth=5)
-        timed(f"import_qrels relevance, {judged:,} lines (depth-5 pool)", qrels_import.import_qrels,
+        timed(f"import_qrels relevance, {judged:,} lines (depth-5 pool)", import_qrels,
               campaign=campaign, path=relevance, kind="relevance", assessor="pool")
-        timed(f"import_qrels quality into the same judgments, {judged:,} lines", qrels_import.import_qrels,
+        timed(f"import_qrels quality into the same judgments, {judged:,} lines", import_qrels,
               campaign=campaign, path=quality, kind="quality", assessor="pool")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
@@ -113,7 +114,7 @@ def main() -> None:
                 for topic in topics:
                     stream.writelines(f"{topic.number} 0 doc-{topic.number}-{d:06d} {d % 3}\n" for d in range(per_topic))
             summary, _ = timed(f"import_qrels {per_topic * args.topics:,} lines (new stubs, new judgments)",
-                               qrels_import.import_qrels, campaign=campaign, path=path, kind="relevance", assessor="million")
+                               import_qrels, campaign=campaign, path=path, kind="relevance", assessor="million")
             print(f"    {summary.text}")
         export = exports.export_qrels(campaign=campaign, kind="relevance", rule="assessor:million")
         size, _ = timed("export_qrels 1,000,000 lines, streamed (one assessor)", lambda: sum(len(c) for c in export))

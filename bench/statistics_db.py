@@ -42,7 +42,7 @@ def best_of(label: str, fn, *args, **kwargs):
 def judge_the_pool(campaign, folder: Path) -> int:
     """A relevance label (0: 50%, 1: 30%, 2: 20%) for every pooled document, imported as one assessor's qrels."""
     from assessments.models import PoolEntry
-    from assessments.services.qrels_import import import_qrels
+    from assessments.services.imports.qrels import import_qrels
 
     rng = random.Random(5)
     pairs = sorted(PoolEntry.objects.filter(topic__campaign=campaign).values_list("topic__number", "document__doc_id"))

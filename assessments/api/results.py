@@ -17,8 +17,9 @@ from rest_framework.views import APIView
 
 from assessments import access
 from assessments.formats.errors import FormatError
-from assessments.services import evaluation, exports, qrels_import
+from assessments.services import evaluation, exports
 from assessments.services.imports import ImportProblem
+from assessments.services.imports import qrels as qrels_imports
 from assessments.views.results import streaming_qrels_response
 
 from .permissions import IsOrganiser
@@ -80,9 +81,9 @@ class SnapshotSerializer(serializers.Serializer):
 
 class ImportSerializer(serializers.Serializer):
     file = serializers.FileField()
-    kind = serializers.ChoiceField(choices=qrels_import.KINDS)
+    kind = serializers.ChoiceField(choices=qrels_imports.KINDS)
     assessor = serializers.CharField(max_length=150)
-    phase = serializers.ChoiceField(choices=qrels_import.PHASES, default="main")
+    phase = serializers.ChoiceField(choices=qrels_imports.PHASES, default="main")
 
 
 def _bad_request(exc: Exception) -> Response:
@@ -206,7 +207,7 @@ class QrelsImportView(APIView):
         params = ImportSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         try:
-            job = qrels_import.start_qrels_import(campaign=campaign, upload=params.validated_data.pop("file"),
+            job = qrels_imports.start_qrels_import(campaign=campaign, upload=params.validated_data.pop("file"),
                                                   created_by=request.user, **params.validated_data)
         except ImportProblem as exc:
             return _bad_request(exc)

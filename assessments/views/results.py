@@ -22,8 +22,9 @@ from assessments import access
 from assessments.formats.errors import FormatError
 from assessments.models import Campaign
 from assessments.selectors.campaigns import recent_jobs
-from assessments.services import evaluation, exports, qrels_import
+from assessments.services import evaluation, exports
 from assessments.services.imports import ImportProblem
+from assessments.services.imports import qrels as qrels_imports
 
 PHASE_CHOICES = [("main", "Main phase"), ("training", "Training phase"), ("all", "Both phases")]
 ORDER_CHOICES = [("score", "Score, ties by doc id (trec_eval)"), ("rank", "Rank column (Touché)")]
@@ -225,7 +226,7 @@ class ImportForm(forms.Form):
 
     def __init__(self, *args, campaign: Campaign, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["kind"].choices = kind_choices(campaign, qrels_import.KINDS)
+        self.fields["kind"].choices = kind_choices(campaign, qrels_imports.KINDS)
 
 
 def _qrels_page(request: HttpRequest, campaign: Campaign, *, import_form: ImportForm | None = None, status: int = 200):
@@ -307,7 +308,7 @@ def qrels_import_upload(request: HttpRequest, slug: str) -> HttpResponse:
     form = ImportForm(request.POST, request.FILES, campaign=campaign)
     if form.is_valid():
         try:
-            job = qrels_import.start_qrels_import(campaign=campaign, upload=form.cleaned_data["file"], created_by=request.user,
+            job = qrels_imports.start_qrels_import(campaign=campaign, upload=form.cleaned_data["file"], created_by=request.user,
                                                   kind=form.cleaned_data["kind"], assessor=form.cleaned_data["assessor"],
                                                   phase=form.cleaned_data["phase"])
         except ImportProblem as exc:

@@ -20,8 +20,8 @@ from assessments.services.exports import (
     export_qrels,
     snapshot_content,
 )
+from assessments.services.imports.qrels import import_qrels
 from assessments.services.judging import Labels, record_judgment
-from assessments.services.qrels_import import import_qrels
 from tests.factories import DocumentFactory, TopicFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -16,8 +16,8 @@ from assessments.formats.qrels import topic_sort_key
 from assessments.models import Document, Job, Judgment, JudgmentEvent
 from assessments.services.exports import export_qrels
 from assessments.services.imports import ImportProblem
+from assessments.services.imports.qrels import import_qrels
 from assessments.services.judging import Labels, record_judgment
-from assessments.services.qrels_import import import_qrels
 from tests.factories import CampaignFactory, DocumentFactory, TopicFactory
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from assessments.management.progress import campaign_or_fail, check_files, run_import
-from assessments.services import qrels_import
+from assessments.services.imports.qrels import KINDS, PHASES, import_qrels
 
 
 class Command(BaseCommand):
@@ -18,16 +18,16 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("slug", help="the campaign's slug")
         parser.add_argument("file", type=Path)
-        parser.add_argument("--kind", choices=qrels_import.KINDS, required=True)
+        parser.add_argument("--kind", choices=KINDS, required=True)
         parser.add_argument("--assessor", required=True, help="user name the labels are kept under")
-        parser.add_argument("--phase", choices=qrels_import.PHASES, default="main")
+        parser.add_argument("--phase", choices=PHASES, default="main")
 
     def handle(self, *args, slug: str, file: Path, kind: str, assessor: str, phase: str, **options):
         campaign = campaign_or_fail(self, slug)
         check_files(self, [file])
         run_import(
             self, desc="qrels", unit="line",
-            call=lambda bar: qrels_import.import_qrels(
+            call=lambda bar: import_qrels(
                 campaign=campaign, path=file, kind=kind, assessor=assessor, phase=phase, progress=bar
             ),
         )

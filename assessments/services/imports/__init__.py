@@ -1,5 +1,6 @@
-"""Loading what a campaign is built from: its topics (.topics), its document collection (.documents) and the
-participants' runs (.runs), from files on disk or from uploads kept for a Job (.uploads).
+"""Loading what a campaign is built from: its topics (.topics), its document collection (.documents), the
+participants' runs (.runs) and earlier judgments (.qrels), from files on disk or from uploads kept for a Job
+(.uploads).
 
 The organiser page, the REST API and the management commands all end here. Every import has the same shape,
 because a bad line must leave the campaign exactly as it was and a poller must still see progress:

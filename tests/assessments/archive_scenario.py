@@ -33,11 +33,11 @@ from assessments.services import assignments, campaigns, discussion, evaluation,
 from assessments.services.adjudication import Decision, adjudicate
 from assessments.services.duplicates import group_duplicates
 from assessments.services.imports.documents import import_documents
+from assessments.services.imports.qrels import import_qrels
 from assessments.services.imports.runs import import_runs
 from assessments.services.imports.topics import import_topics
 from assessments.services.judging import Labels, judge_entry
 from assessments.services.pooling import PoolSpec, build_pool
-from assessments.services.qrels_import import import_qrels
 from tests.factories import UserFactory
 
 TOPICS = """<topics>

@@ -8,5 +8,5 @@ from .models import User
 class UserAdmin(BaseUserAdmin):
     list_display = ("username", "email", "role", "is_active", "last_login")
     list_filter = ("role", "is_active", "is_staff")
-    fieldsets = BaseUserAdmin.fieldsets + (("Touchstone", {"fields": ("role",)}),)
-    add_fieldsets = BaseUserAdmin.add_fieldsets + (("Touchstone", {"fields": ("role",)}),)
+    fieldsets = (*(BaseUserAdmin.fieldsets or ()), ("Touchstone", {"fields": ("role",)}))
+    add_fieldsets = (*BaseUserAdmin.add_fieldsets, ("Touchstone", {"fields": ("role",)}))

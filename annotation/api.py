@@ -6,6 +6,8 @@ only their own active assignments and, for an overlap assignment, only its slice
 otherwise). No response names runs, ranks or scores, and only the caller's own labels appear.
 """
 
+from typing import TYPE_CHECKING, TypedDict, cast
+
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -16,10 +18,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from assessments import access
-from assessments.models import Document, Judgment
+from assessments.models import Assignment, Document, Judgment, PoolEntry
 from assessments.rendering import document_html, safe_link
 from assessments.selectors import queues
 from assessments.services.judging import JudgingClosed, JudgmentError, Labels, StaleRevision, judge_entry
+
+if TYPE_CHECKING:  # django-stubs-ext is a checking tool, not installed in production
+    from django_stubs_ext import WithAnnotations
 
 
 class WorkTopicSerializer(serializers.Serializer):
@@ -57,6 +62,20 @@ class WorkDetailSerializer(WorkSerializer):
     )
 
 
+class _Progress(TypedDict):
+    """What WorkDetail sets on the assignment it serialises."""
+
+    resume_position: int | None
+    pool_size: int
+    judged: int
+
+
+class _OwnJudgment(TypedDict):
+    """What Item sets on the entry it serialises: the caller's judgment, if any."""
+
+    judgment: Judgment | None
+
+
 class WorkLabelsSerializer(serializers.Serializer):
     """A label as sent by a client: PUT replaces all labels, so a missing field means none; PATCH changes only
     the fields it sends."""
@@ -84,7 +103,8 @@ class WorkSaveSerializer(WorkLabelsSerializer):
 
 class WorkJudgmentSerializer(WorkLabelsSerializer):
     revision = serializers.IntegerField(read_only=True)
-    source = serializers.CharField(read_only=True)
+    # DRF's metaclass takes declared fields off the class, so this does not shadow Field.source as the stubs think.
+    source = serializers.CharField(read_only=True)  # type: ignore[assignment]
     updated_at = serializers.DateTimeField(read_only=True)
 
 
@@ -141,7 +161,9 @@ class WorkList(APIView):
 class WorkDetail(APIView):
     @extend_schema(responses=WorkDetailSerializer, summary="One assignment: topic, campaign scheme and guidelines, progress")
     def get(self, request, assignment_id: int):
-        assignment = access.get_assignment_for_assessor(request.user, assignment_id)
+        assignment = cast(
+            "WithAnnotations[Assignment, _Progress]", access.get_assignment_for_assessor(request.user, assignment_id)
+        )
         assignment.resume_position = queues.resume_position(assignment)
         here = queues.queue_position(assignment, assignment.resume_position or 1)
         assignment.pool_size, assignment.judged = (here.total, here.judged) if here else (0, 0)
@@ -161,6 +183,7 @@ class Queue(APIView):
             positions = [(position, entry) for position, entry in positions if not entry.judged]
         paginator = QueuePagination()
         page = paginator.paginate_queryset(positions, request, view=self)
+        assert page is not None  # None only without a page size, and settings give one
         doc_ids = dict(Document.objects.filter(pk__in=[e.document_id for _, e in page]).values_list("pk", "doc_id"))
         items = [
             {"position": position, "entry": e.entry_id, "doc_id": doc_ids[e.document_id], "judgment": e if e.judged else None}
@@ -173,7 +196,7 @@ class Item(APIView):
     @extend_schema(responses=WorkItemSerializer, summary="One document of the assignment, sanitised, with the caller's label")
     def get(self, request, assignment_id: int, entry_id: int):
         assignment = access.get_assignment_for_assessor(request.user, assignment_id)
-        entry = access.get_entry_for_assignment(assignment, entry_id)
+        entry = cast("WithAnnotations[PoolEntry, _OwnJudgment]", access.get_entry_for_assignment(assignment, entry_id))
         entry.judgment = access.own_judgment(assignment, entry.document_id)
         return Response(WorkItemSerializer(entry).data)
 

@@ -8,13 +8,14 @@ the next document loads wait for it instead of landing on the one being left.
 """
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.vary import vary_on_headers
 
+from accounts.http import AuthenticatedHttpRequest
 from assessments import access
 from assessments.models import Document, Phase
 from assessments.rendering import document_html, safe_link, topic_terms
@@ -31,14 +32,14 @@ JUDGE_PAGE_CSP = (
 
 
 @login_required
-def my_work(request: HttpRequest) -> HttpResponse:
+def my_work(request: AuthenticatedHttpRequest) -> HttpResponse:
     return render(request, "annotation/my_work.html", {
         "assignments": queues.work_for_assessor(request.user), "replies": discussion.replies_for_assessor(request.user),
     })
 
 
 @login_required
-def open_document(request: HttpRequest, assignment_id: int, document_id: int) -> HttpResponse:
+def open_document(request: AuthenticatedHttpRequest, assignment_id: int, document_id: int) -> HttpResponse:
     """A document of the assessor's own assignment by id (the replies on My work link here): its judge page."""
     assignment = access.get_assignment_for_assessor(request.user, assignment_id, closed_training=True)
     position = queues.position_of(assignment, document_id)
@@ -48,7 +49,7 @@ def open_document(request: HttpRequest, assignment_id: int, document_id: int) ->
 
 
 @login_required
-def resume(request: HttpRequest, assignment_id: int) -> HttpResponse:
+def resume(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpResponse:
     """Continue where the assessor stopped (see assessments.selectors.queues.resume_position)."""
     assignment = access.get_assignment_for_assessor(request.user, assignment_id)
     position = queues.resume_position(assignment)
@@ -60,7 +61,7 @@ def resume(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @never_cache  # labels change: a page from the cache (or the back button) would show an old version
 @vary_on_headers("HX-Request")
 @login_required
-def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpResponse:
+def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) -> HttpResponse:
     # A closed training round's topic opens read-only: the assessor reads the organisers' replies there.
     assignment = access.get_assignment_for_assessor(request.user, assignment_id, closed_training=True)
     here = queues.queue_position(assignment, position)
@@ -69,6 +70,7 @@ def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpRespon
     document = Document.objects.get(pk=here.document_id)
     topic, campaign = assignment.topic, assignment.topic.campaign
     scheme = campaign.label_scheme
+    keys = keymap(scheme)
     payload = {
         "user": request.user.pk,
         "assignment": assignment.pk,
@@ -89,7 +91,7 @@ def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpRespon
         "closed": campaign.phase == Phase.CLOSED or not assignment.active,
         "askDetailsOnlyIfRelevant": campaign.ask_details_only_if_relevant,
         "judgment": here.labels,
-        "keys": keymap(scheme),
+        "keys": keys,
         "terms": topic_terms(
             title=topic.title, compared_objects=topic.compared_objects, cause=topic.cause, effect=topic.effect
         ),
@@ -103,7 +105,7 @@ def judge(request: HttpRequest, assignment_id: int, position: int) -> HttpRespon
         "body_html": document_html(document.body, is_html=document.is_html) if document.has_text else "",
         "here": here,
         "controls": _controls(scheme, topic.compared_objects),
-        "commands": payload["keys"]["commands"],
+        "commands": keys["commands"],
         "payload": payload,
         "replies": discussion.replies_for_judge_page(assignment, document.pk, here.labels),
     }

@@ -171,7 +171,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "touchstone.sqlite3",
+            "NAME": str(VAR_DIR / "touchstone.sqlite3"),
             "OPTIONS": {"timeout": 20},
         }
     }

@@ -45,7 +45,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from numbers import Real
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 
@@ -342,7 +342,8 @@ def agreement_report(ratings: Ratings, *, ordinal: bool, categories: Sequence[La
     fleiss, fleiss_items = _fleiss(counts)
     binary_kappa = None
     if ordinal:
-        relevant = np.array([binary_collapse(c) for c in coded.categories], dtype=bool)
+        # Ordinal categories are int labels (the contract above).
+        relevant = np.array([binary_collapse(cast(int, c)) for c in coded.categories], dtype=np.bool_)
         binary_kappa, _ = _fleiss(np.stack([counts[:, ~relevant].sum(1), counts[:, relevant].sum(1)], axis=1))
     return DimensionAgreement(
         n_items=len(codes),
@@ -373,7 +374,10 @@ def disagreement(
     if len(values) < 2:
         return 0.0
     if categories is None:
-        return float(max(values) - min(values) if ordinal else len(set(values)) - 1)
+        if ordinal:  # ordinal labels are ints
+            levels = cast("list[int]", values)
+            return float(max(levels) - min(levels))
+        return float(len(set(values)) - 1)
     positions = _positions(values, _scale(values, categories))
     if ordinal:
         spread, widest = max(positions) - min(positions), len(categories) - 1

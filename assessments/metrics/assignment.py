@@ -17,18 +17,18 @@ import math
 import random
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 Job = TypeVar("Job", bound=Hashable)
 Worker = TypeVar("Worker", bound=Hashable)
 
 
 @dataclass(frozen=True)
-class Balance:
+class Balance(Generic[Job, Worker]):
     """Which assessor takes each topic, and every assessor's resulting load (including any initial load)."""
 
-    owner: dict[Hashable, Hashable]
-    load: dict[Hashable, float]
+    owner: dict[Job, Worker]
+    load: dict[Worker, float]
 
 
 def balance_workload(
@@ -37,7 +37,7 @@ def balance_workload(
     *,
     initial_load: Mapping[Worker, float] | None = None,
     excluded: Mapping[Job, Collection[Worker]] | None = None,
-) -> Balance:
+) -> Balance[Job, Worker]:
     """Give each topic in ``workload`` (topic -> expected judgments) to one of ``assessors``, greedily by LPT.
 
     Topics are taken from the largest workload down, and each goes to the assessor with the least load so far.
@@ -61,7 +61,7 @@ def balance_workload(
     excluded = excluded or {}
     load = {assessor: float(initial_load.get(assessor, 0)) for assessor in assessors}
     rank = {assessor: i for i, assessor in enumerate(assessors)}
-    owner: dict[Hashable, Hashable] = {}
+    owner: dict[Job, Worker] = {}
     # sorted() is stable, so topics of equal size keep their order in ``workload``.
     for topic in sorted(workload, key=lambda t: -workload[t]):
         barred = excluded.get(topic, ())

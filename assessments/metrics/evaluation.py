@@ -23,10 +23,10 @@ The rules we reproduce (usnistgov/trec_eval ``form_res_rels.c``) are these:
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter, neg
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
@@ -53,7 +53,7 @@ def _rank_then_doc(entry: Entry) -> tuple[int, str]:
 
 
 # order -> (primary key, whether it sorts descending, full key that sorts largest first)
-_ORDERS = {
+_ORDERS: dict[str, tuple[Callable[[Entry], Any], bool, Callable[[Entry], Any]]] = {
     "score": (_SCORE, True, _SCORE_THEN_DOC),
     "rank": (_RANK, False, _rank_then_doc),
 }

@@ -8,15 +8,24 @@ links arrive in: the canonical member duplicate grouping wants. Plain Python, no
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping, MutableSequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import SupportsRichComparison
 
-ParentTable = MutableSequence[T] | MutableMapping[T, T]
+# Elements are compared: a union keeps the smaller root.
+T = TypeVar("T", bound="SupportsRichComparison")
 
 
-def find(parent: ParentTable, x: T) -> T:
+class ParentTable(Protocol[T]):
+    """What both a list (indexed by element numbers) and a dict (keyed by ids) offer as a parent table."""
+
+    def __getitem__(self, x: T, /) -> T: ...
+
+    def __setitem__(self, x: T, parent: T, /) -> None: ...
+
+
+def find(parent: ParentTable[T], x: T) -> T:
     """The root of `x`'s group. Halves the path on the way (each element visited skips to its grandparent), so a
     chain of links stays short however the unions came."""
     while parent[x] != x:
@@ -25,7 +34,7 @@ def find(parent: ParentTable, x: T) -> T:
     return x
 
 
-def union(parent: ParentTable, x: T, y: T) -> None:
+def union(parent: ParentTable[T], x: T, y: T) -> None:
     """Merge the groups of `x` and `y` (nothing happens when they are one group already); the smaller root wins."""
     rx, ry = find(parent, x), find(parent, y)
     if rx != ry:

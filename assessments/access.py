@@ -10,9 +10,12 @@ Who reaches a campaign's organiser side:
 * organisers: the campaigns they are members of (Membership), and nothing of any other;
 * assessors: none (they see only their assignments).
 
-Per-assessor labels of a campaign (the agreement pages' side-by-side labels, the "Only alice" qrels rule, results
-by one assessor) are for admins and the campaign's adjudicators: an organiser sees aggregates, so that what
-assessors did in training is discussed by the people who run training.
+Labels that name the assessor who gave them follow one rule (issue 14), decided here and nowhere else: training
+stays blind, so one assessor's training labels are for admins and the campaign's adjudicators (they run training
+and decide its disagreements); a plain organiser sees aggregates of training, and main-phase labels by name (the
+discussion of a flag, who changed a qrels line). Every page and endpoint that shows labels by name asks
+`sees_assessor_labels`; the "Only alice" aggregation rule asks `allows_rule`, and its snapshots are read through
+`snapshots_for_user`.
 """
 
 from django.core.exceptions import PermissionDenied
@@ -21,7 +24,18 @@ from django.http import Http404
 
 from accounts.models import User
 
-from .models import Assignment, AssignmentItem, Campaign, Document, Job, Judgment, Membership, Phase, PoolEntry
+from .models import (
+    Assignment,
+    AssignmentItem,
+    Campaign,
+    Document,
+    Job,
+    Judgment,
+    Membership,
+    Phase,
+    PoolEntry,
+    QrelsSnapshot,
+)
 
 
 def campaigns_for_user(user: User) -> QuerySet[Campaign]:
@@ -55,17 +69,46 @@ def may_grant_adjudication(user: User) -> bool:
     return user.is_campaign_admin
 
 
-def sees_assessor_labels(user: User, campaign: Campaign) -> bool:
-    """Whether the user may see one named assessor's labels of this campaign (see the module's docstring).
-    Adjudicators must: deciding a disagreement means reading each side."""
-    return can_adjudicate(user, campaign)
+def sees_assessor_labels(user: User, campaign: Campaign, *, phase: str) -> bool:
+    """Whether the user may see labels of `phase` (training, main, or all: both) by the name of the assessor who
+    gave them (see the module's docstring). Adjudicators must: deciding a disagreement means reading each side."""
+    return phase == Phase.MAIN or can_adjudicate(user, campaign)
+
+
+def named_label_phases(user: User, campaign: Campaign) -> tuple[str, ...]:
+    """The phases whose labels the user sees by assessor: both, or the main phase only."""
+    return tuple(phase for phase in (Phase.TRAINING, Phase.MAIN) if sees_assessor_labels(user, campaign, phase=phase))
+
+
+def allows_rule(user: User, campaign: Campaign, rule: str) -> bool:
+    """Whether the user may aggregate with `rule`. ``assessor:NAME`` (that assessor's labels alone) is judged as
+    covering training whatever phase is asked: the forms offer rules beside a phase picker, and a qrels file of one
+    assessor's labels is a tool for watching that assessor, which is the training admins' and adjudicators' job."""
+    return not rule.strip().startswith("assessor:") or sees_assessor_labels(user, campaign, phase="all")
 
 
 def check_rule(user: User, campaign: Campaign, rule: str) -> None:
-    """Refuse (403) an aggregation rule that shows one named assessor's labels to someone who may not see them
-    (the API's twin of the forms, which do not offer such rules to them)."""
-    if rule.strip().startswith("assessor:") and not sees_assessor_labels(user, campaign):
+    """Refuse (403) a rule the user may not use (allows_rule), for a page or endpoint asked for it directly: the
+    forms do not offer it to them."""
+    if not allows_rule(user, campaign, rule):
         raise PermissionDenied("one assessor's labels are shown to admins and the campaign's adjudicators only")
+
+
+def snapshots_for_user(user: User, campaign: Campaign) -> QuerySet[QrelsSnapshot]:
+    """The campaign's qrels snapshots the user may read, newest first: one made with an ``assessor:NAME`` rule is
+    that assessor's labels, so it is left out for those not allowed the rule."""
+    snapshots = QrelsSnapshot.objects.filter(campaign=campaign).select_related("created_by").order_by("-number")
+    if allows_rule(user, campaign, "assessor:"):
+        return snapshots
+    return snapshots.exclude(rule__startswith="assessor:")
+
+
+def get_snapshot_for_user(user: User, campaign: Campaign, number: int) -> QrelsSnapshot:
+    """A snapshot of the campaign the user may read (snapshots_for_user); 404 otherwise."""
+    snapshot = snapshots_for_user(user, campaign).filter(number=number).first()
+    if snapshot is None:
+        raise Http404("No such snapshot")
+    return snapshot
 
 
 def get_campaign_for_adjudicator(user: User, slug: str) -> Campaign:

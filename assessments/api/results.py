@@ -6,7 +6,7 @@
 * ``POST campaigns/<slug>/qrels/import/``: upload earlier judgments; answers 202 with the import job.
 """
 
-from django.http import Http404, StreamingHttpResponse
+from django.http import StreamingHttpResponse
 from django.urls import path, reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -117,7 +117,8 @@ class QrelsView(APIView):
     @extend_schema(responses=SnapshotSerializer(many=True), summary="The campaign's qrels snapshots, newest first")
     def get(self, request, slug: str):
         campaign = access.get_campaign_for_organiser(request.user, slug)
-        return Response(SnapshotSerializer(exports.snapshots_of(campaign), many=True, context={"request": request}).data)
+        snapshots = access.snapshots_for_user(request.user, campaign)
+        return Response(SnapshotSerializer(snapshots, many=True, context={"request": request}).data)
 
     @extend_schema(
         request=ExportSerializer, responses={(200, "text/plain"): OpenApiTypes.STR},
@@ -135,14 +136,6 @@ class QrelsView(APIView):
         return streaming_qrels_response(export)
 
 
-def _snapshot(request, slug: str, number: int):
-    campaign = access.get_campaign_for_organiser(request.user, slug)
-    snapshot = exports.snapshots_of(campaign).filter(number=number).first()
-    if snapshot is None:
-        raise Http404("No such snapshot")
-    return snapshot
-
-
 class SnapshotFileView(APIView):
     permission_classes = [IsOrganiser]
 
@@ -151,7 +144,8 @@ class SnapshotFileView(APIView):
         summary="A qrels snapshot's file, as exported (409 when its bytes no longer match the checksum)",
     )
     def get(self, request, slug: str, number: int):
-        snapshot = _snapshot(request, slug, number)
+        campaign = access.get_campaign_for_organiser(request.user, slug)
+        snapshot = access.get_snapshot_for_user(request.user, campaign, number)
         try:
             content = exports.snapshot_content(snapshot)
         except exports.ExportError as exc:
@@ -166,20 +160,27 @@ class SnapshotDiffView(APIView):
         responses=inline_serializer("QrelsDiff", {
             "older": serializers.IntegerField(), "newer": serializers.IntegerField(),
             "added": serializers.IntegerField(), "removed": serializers.IntegerField(), "changed": serializers.IntegerField(),
+            "changes_not_listed_for": serializers.ListField(
+                child=serializers.CharField(),
+                help_text="phases whose label changes are not listed: one assessor's training labels are for admins and adjudicators",
+            ),
             "lines": serializers.ListField(child=serializers.DictField()),
         }),
         parameters=[OpenApiParameter("older", int, OpenApiParameter.PATH), OpenApiParameter("newer", int, OpenApiParameter.PATH)],
         summary="Lines added, removed and changed between two snapshots, with the label changes behind them",
     )
     def get(self, request, slug: str, older: int, newer: int):
-        first, second = _snapshot(request, slug, older), _snapshot(request, slug, newer)
+        campaign = access.get_campaign_for_organiser(request.user, slug)
+        first, second = (access.get_snapshot_for_user(request.user, campaign, n) for n in (older, newer))
         try:
-            diff = exports.diff_snapshots(older=first, newer=second)
+            diff = exports.diff_snapshots(
+                older=first, newer=second, named_phases=access.named_label_phases(request.user, campaign)
+            )
         except (exports.ExportError, FormatError) as exc:
             return _bad_request(exc)
         return Response({
             "older": diff.older.number, "newer": diff.newer.number,
-            **diff.counts,
+            **diff.counts, "changes_not_listed_for": list(diff.unnamed),
             "lines": [
                 {
                     "status": line.status, "topic": line.topic, "doc": line.doc_id, "old": line.old, "new": line.new,

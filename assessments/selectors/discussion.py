@@ -5,6 +5,7 @@ Training stays blind: an assessor sees replies on a training judgment only once 
 reply could tell them how the others labelled it.
 """
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from django.db.models import Prefetch, Q, QuerySet
@@ -41,10 +42,11 @@ def discussed_judgments(campaign: Campaign) -> QuerySet[Judgment]:
 
 
 def discussion(
-    *, campaign: Campaign, topic: str = "", assessor: str = "", phase: str = "", status: str = "", training_labels: bool
+    *, campaign: Campaign, topic: str = "", assessor: str = "", phase: str = "", status: str = "",
+    named_phases: Collection[str],
 ) -> list[DiscussionItem]:
     """The discussion, narrowed by topic number, assessor name, phase and status (open or resolved).
-    `training_labels`: whether the viewer may see one assessor's training labels (access.sees_assessor_labels)."""
+    `named_phases`: the phases whose labels the viewer may see by assessor (access.named_label_phases)."""
     judgments = discussed_judgments(campaign)
     if topic:
         judgments = judgments.filter(topic__number=topic)
@@ -52,7 +54,7 @@ def discussion(
         judgments = judgments.filter(assessor__username=assessor)
     if phase in (Phase.TRAINING, Phase.MAIN):
         judgments = judgments.filter(phase=phase)
-    items = [DiscussionItem(j, show_labels=training_labels or j.phase == Phase.MAIN) for j in judgments]
+    items = [DiscussionItem(j, show_labels=j.phase in named_phases) for j in judgments]
     return [item for item in items if item.status == status] if status in STATUSES else items
 
 

@@ -141,11 +141,6 @@ def parse_rule(rule: str | AggregationRule, *, kind: str) -> AggregationRule:
     return parsed
 
 
-def snapshots_of(campaign: Campaign) -> QuerySet[QrelsSnapshot]:
-    """The campaign's snapshots, newest first."""
-    return QrelsSnapshot.objects.filter(campaign=campaign).select_related("created_by").order_by("-number")
-
-
 def assessors_of(campaign: Campaign) -> list[str]:
     """User names with judgments in the campaign, for choosing an ``assessor:NAME`` rule."""
     return list(
@@ -358,6 +353,7 @@ class SnapshotDiff:
     older: QrelsSnapshot
     newer: QrelsSnapshot
     lines: list[DiffLine]
+    unnamed: tuple[str, ...] = ()  # phases whose label changes are not listed (not for this viewer)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -365,10 +361,13 @@ class SnapshotDiff:
         return {status: counts[status] for status in ("added", "removed", "changed")}
 
 
-def diff_snapshots(*, older: QrelsSnapshot, newer: QrelsSnapshot) -> SnapshotDiff:
+def diff_snapshots(
+    *, older: QrelsSnapshot, newer: QrelsSnapshot, named_phases: Sequence[str] = ("training", "main")
+) -> SnapshotDiff:
     """The lines added, removed and changed from ``older`` to ``newer`` (given in either order), each with the
     label changes recorded on its topic and document between the two exports (JudgmentEvent rows), so an
-    organiser sees who changed what.
+    organiser sees who changed what. Only changes of judgments in `named_phases` are listed, since each names its
+    assessor (access.named_label_phases); the phases of the snapshots left out are in `SnapshotDiff.unnamed`.
 
     Both files are read as streams and merged in qrels order; a file whose bytes no longer match the checksum
     recorded at export raises ExportError, because the diff would then describe a file nobody exported.
@@ -381,11 +380,12 @@ def diff_snapshots(*, older: QrelsSnapshot, newer: QrelsSnapshot) -> SnapshotDif
         older, newer = newer, older
     lines = list(_merge(_snapshot_rows(older), _snapshot_rows(newer)))
     by_key = {(line.topic, line.doc_id): line for line in lines}
-    if by_key:
+    phases = set(PHASES[older.phase] + PHASES[newer.phase])
+    if by_key and phases & set(named_phases):
         events = (
             JudgmentEvent.objects.filter(
                 judgment__topic__campaign_id=newer.campaign_id,
-                judgment__phase__in=PHASES[older.phase] + PHASES[newer.phase],
+                judgment__phase__in=phases & set(named_phases),
                 at__gt=older.created_at,
                 at__lte=newer.created_at,
             )
@@ -395,7 +395,7 @@ def diff_snapshots(*, older: QrelsSnapshot, newer: QrelsSnapshot) -> SnapshotDif
         for topic, doc, assessor, at, revision, label, source in events.iterator(chunk_size=QUERY_CHUNK):
             if line := by_key.get((topic, doc)):
                 line.changes.append(Change(assessor, at, revision, label if label not in (None, "") else None, source))
-    return SnapshotDiff(older=older, newer=newer, lines=lines)
+    return SnapshotDiff(older=older, newer=newer, lines=lines, unnamed=tuple(sorted(phases - set(named_phases))))
 
 
 def _snapshot_rows(snapshot: QrelsSnapshot) -> Iterator[tuple[str, str, Label]]:

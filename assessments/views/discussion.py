@@ -3,7 +3,7 @@ and the organisers' replies; organisers reply (and resolve) from it. The assesso
 document's judge page (annotation), in training once the round is closed.
 
 Organisers and admins of the campaign reach it; one assessor's training labels show only to those who may see
-them (access.sees_assessor_labels), the notes and flags to all of them.
+them (access.named_label_phases), the notes and flags to all of them.
 """
 
 from urllib.parse import urlencode
@@ -33,7 +33,7 @@ def _filters(request: HttpRequest) -> dict[str, str]:
 def discussion_page(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     filters = _filters(request)
-    items = discussion(campaign=campaign, **filters, training_labels=access.sees_assessor_labels(request.user, campaign))
+    items = discussion(campaign=campaign, **filters, named_phases=access.named_label_phases(request.user, campaign))
     page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     people = (
         Judgment.objects.filter(topic__campaign=campaign).exclude(flagged=False, note="")

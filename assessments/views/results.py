@@ -44,7 +44,7 @@ def _rule_choices(campaign: Campaign, user) -> list[tuple[str, str]]:
         ("mean", "Mean, rounded (.5 up)"),
         ("adjudicated", "Adjudicated where decided, else majority"),
     ]
-    if not access.sees_assessor_labels(user, campaign):
+    if not access.allows_rule(user, campaign, "assessor:"):
         return rules
     return rules + [(f"assessor:{name}", f"Only {name}") for name in exports.assessors_of(campaign)]
 
@@ -65,6 +65,7 @@ class EvaluationForm(forms.Form):
     defaults = ("measure", "order", "trec_eval", "phase", "rule")
 
     def __init__(self, data, *, campaign: Campaign, user, initial: dict | None = None):
+        access.check_rule(user, campaign, (data or {}).get("rule", ""))  # a link forcing a rule not offered: 403
         if data is not None:
             # Only the fields a link sets are given; the rest keep their defaults.
             data = data.copy()
@@ -212,8 +213,9 @@ class ExportForm(forms.Form):
     phase = forms.ChoiceField(choices=PHASE_CHOICES, initial="main")
     rule = forms.ChoiceField(initial="majority")
 
-    def __init__(self, *args, campaign: Campaign, user, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, data=None, *, campaign: Campaign, user):
+        access.check_rule(user, campaign, (data or {}).get("rule", ""))  # a post forcing a rule not offered: 403
+        super().__init__(data)
         self.fields["kind"].choices = kind_choices(campaign, exports.KINDS)
         self.fields["rule"].choices = _rule_choices(campaign, user)
 
@@ -233,7 +235,7 @@ def _qrels_page(request: HttpRequest, campaign: Campaign, *, import_form: Import
     context = {
         "campaign": campaign,
         "jobs": recent_jobs(campaign, kinds=["import_qrels"]),
-        "snapshots": exports.snapshots_of(campaign),
+        "snapshots": access.snapshots_for_user(request.user, campaign),
         "export_form": ExportForm(campaign=campaign, user=request.user),
         "import_form": import_form or ImportForm(campaign=campaign),
     }
@@ -271,9 +273,7 @@ def streaming_qrels_response(export: exports.QrelsExport) -> StreamingHttpRespon
 @login_required
 def qrels_snapshot(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
-    snapshot = exports.snapshots_of(campaign).filter(number=number).first()
-    if snapshot is None:
-        raise Http404("No such snapshot")
+    snapshot = access.get_snapshot_for_user(request.user, campaign, number)
     try:
         content = exports.snapshot_content(snapshot)
     except exports.ExportError as exc:
@@ -290,12 +290,13 @@ def qrels_diff(request: HttpRequest, slug: str) -> HttpResponse:
     numbers = [request.GET.get(name, "") for name in ("older", "newer")]
     if not all(number.isdigit() for number in numbers):
         raise Http404("Choose two snapshots")
-    found = {s.number: s for s in exports.snapshots_of(campaign).filter(number__in=numbers)}
+    found = {s.number: s for s in access.snapshots_for_user(request.user, campaign).filter(number__in=numbers)}
     if len(found) != len(set(numbers)):
         raise Http404("No such snapshot")
     context = {"campaign": campaign, "shown": DIFF_LINES_SHOWN}
     try:
-        context["diff"] = exports.diff_snapshots(older=found[int(numbers[0])], newer=found[int(numbers[1])])
+        context["diff"] = exports.diff_snapshots(older=found[int(numbers[0])], newer=found[int(numbers[1])],
+                                                 named_phases=access.named_label_phases(request.user, campaign))
     except (exports.ExportError, FormatError) as exc:
         context["error"] = str(exc)
     return render(request, "assessments/qrels_diff.html", context, status=400 if "error" in context else 200)

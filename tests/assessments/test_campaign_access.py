@@ -1,16 +1,14 @@
 """Per-campaign access: olivia runs touche22, oscar runs another campaign. Each reaches every page, endpoint,
 export and job of their own campaign and gets 404 for the other's; admins reach both; assessors reach neither.
-One assessor's labels (the "Only alice" rule) are for admins and the campaign's adjudicators only."""
+One assessor's training labels are for admins and the campaign's adjudicators only (test_training_blindness.py)."""
 
 import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from accounts.models import Role
 from assessments.models import Assignment, Campaign, Job, Membership, QrelsSnapshot
 from assessments.services import exports
 from assessments.services.judging import Labels, record_judgment
-from tests.factories import MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -162,21 +160,3 @@ def test_the_last_member_and_assessors_are_refused(client, organiser, alice, cam
     client.post(_page_url("campaign_members"), {"username": "olivia", "role": "organiser", "remove": "1"})
     client.post(_page_url("campaign_members"), {"username": "alice", "role": "organiser"})
     assert list(campaign.memberships.values_list("user__username", flat=True)) == ["olivia"]
-
-
-@pytest.mark.parametrize(("who", "sees"), [("olivia", False), ("adjudicator", True), ("ada", True)])
-def test_one_assessors_labels_are_for_admins_and_adjudicators(client, cast, campaign, judged, who, sees):
-    user = cast.get(who) or MembershipFactory(
-        campaign=campaign, user=UserFactory(username="judith", role=Role.ORGANISER), role="adjudicator"
-    ).user
-    client.force_login(user)
-    for page in ("qrels", "leaderboard"):
-        assert ('value="assessor:alice"' in client.get(_page_url(page)).content.decode()) is sees, page
-    response = client.post(_page_url("qrels_export"), {"kind": "relevance", "phase": "training", "rule": "assessor:alice"})
-    assert (response.status_code == 200 and b"".join(response.streaming_content) != b"") is sees
-    api = APIClient()
-    api.force_authenticate(user)
-    expected = 200 if sees else 403
-    assert api.get(reverse("api-results", args=[SLUG]), {"rule": "assessor:alice", "phase": "training"}).status_code == expected
-    assert api.post(reverse("api-qrels", args=[SLUG]), {"kind": "relevance", "rule": "assessor:alice"}, format="json").status_code == expected
-    assert client.get(_page_url("disagreements")).status_code == (200 if sees else 404)

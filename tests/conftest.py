@@ -6,10 +6,12 @@ one; oscar organises that other campaign and must never reach this one.
 """
 
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from accounts.models import Role
 from tests.brokers import PrivateRedis, app_broker
@@ -71,6 +73,27 @@ def broker(tmp_path) -> Iterator[PrivateRedis]:
             yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def session_cache(settings):
+    """Sessions as in production (docker-compose sets CACHE_URL): read through Redis, kept in the database.
+
+    The test's keys carry a prefix of their own on the suite's Redis (the broker's, CELERY_BROKER_URL), so
+    suites running side by side never meet; they are deleted afterwards."""
+    from django.core.cache import cache
+
+    prefix = f"test-sessions-{uuid.uuid4().hex}"
+    settings.CACHES = {"default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CELERY_BROKER_URL"],
+        "KEY_PREFIX": prefix,
+    }}
+    settings.SESSION_ENGINE = "accounts.sessions"
+    yield cache
+    # Not cache.clear(): Django's RedisCache empties the whole Redis database, the broker's queues with it.
+    client = redis.Redis.from_url(os.environ["CELERY_BROKER_URL"])
+    for key in client.scan_iter(f"{prefix}:*"):
+        client.delete(key)
 
 
 @pytest.fixture

@@ -255,6 +255,27 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_SETTINGS": {"validatorUrl": None},
 }
 
+# Sessions: every request reads one. With a shared cache (CACHE_URL, Redis) they are read from it and written
+# through to the database (accounts.sessions: logout ends a session in every web process at once, and the app
+# keeps working on the database alone while Redis is away). Without one they stay in the database only: a
+# per-process memory cache would go on accepting a session that another process logged out.
+CACHE_URL = os.environ.get("CACHE_URL", "").strip()
+if CACHE_URL:
+    if not CACHE_URL.startswith(("redis://", "rediss://")):
+        raise ImproperlyConfigured(f"CACHE_URL={CACHE_URL!r} is not a redis:// URL")
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "KEY_PREFIX": "touchstone",
+            # A Redis that stops answering costs a request at most this long before the database takes over.
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+    }
+    SESSION_ENGINE = "accounts.sessions"
+# How long a cached session may outlive a logout whose cache delete failed (accounts.sessions).
+SESSION_CACHE_SECONDS = env_int("SESSION_CACHE_SECONDS", 600)
+
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "").strip()
 if CELERY_BROKER_URL and not CELERY_BROKER_URL.startswith(("redis://", "rediss://", "amqp://", "memory://")):
     raise ImproperlyConfigured(f"CELERY_BROKER_URL={CELERY_BROKER_URL!r} is not a redis://, amqp:// or memory:// URL")

@@ -269,7 +269,7 @@ def test_an_overlap_assignment_reaches_only_its_slice(login, bob, training_topic
     assert (work["pool_size"], work["judged"]) == (1, 1)
 
 
-def test_saving_costs_the_same_queries_whatever_the_pool_size(login, assignment, pool, grow_pool, django_assert_num_queries):
+def test_saving_costs_the_same_queries_whatever_the_pool_size(login, assignment, pool, grow_pool, session_cache, django_assert_num_queries):
     client = login(assignment.assessor)
     put(client, assignment, pool[0], relevance=1)  # warm the session
     counts = []
@@ -279,15 +279,16 @@ def test_saving_costs_the_same_queries_whatever_the_pool_size(login, assignment,
             assert put(client, assignment, pool[0], relevance=2 if extra else 0).status_code == 200
         counts.append(len(captured))
     assert counts[0] == counts[1]
-    # Session, user, assignment, entry; the judgment locked, inserted, its event; the entry's twins; the savepoint
-    # that guards the insert against a concurrent first save, and the test's own transaction's (in production
-    # BEGIN and COMMIT). The twins are copied in the same transaction, so no savepoints of their own.
-    with django_assert_num_queries(12):
+    # User, assignment, entry; the judgment locked, inserted, its event; the entry's twins; the savepoint that
+    # guards the insert against a concurrent first save, and the test's own transaction's (in production BEGIN
+    # and COMMIT). The session comes from the cache; the twins are copied in the same transaction, so no
+    # savepoints of their own.
+    with django_assert_num_queries(11):
         put(client, assignment, pool[1], relevance=1)
     # A change updates instead of inserting (no insert savepoint); the same label again writes nothing.
-    with django_assert_num_queries(10):
+    with django_assert_num_queries(9):
         put(client, assignment, pool[1], relevance=2)
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(7):
         put(client, assignment, pool[1], relevance=2)
 
 

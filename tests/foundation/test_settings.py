@@ -43,6 +43,14 @@ def test_database_and_broker_urls_switch_to_postgres_and_a_real_worker():
     assert settings_value("settings.CELERY_TASK_ALWAYS_EAGER", **env) == "False"
 
 
+def test_sessions_are_read_through_redis_only_when_a_cache_url_is_given():
+    env = {"SECRET_KEY": "k" * 50, "DATABASE_URL": "postgres://u:p@db.example:5433/camp"}
+    # Without a shared cache the database alone: a per-process cache would outlive a logout in another process.
+    assert settings_value("settings.SESSION_ENGINE", **env) == "django.contrib.sessions.backends.db"
+    assert settings_value("settings.SESSION_ENGINE", **env, CACHE_URL="redis://r:6379/1") == "accounts.sessions"
+    assert settings_value("settings.CACHES['default']['LOCATION']", **env, CACHE_URL="redis://r:6379/1") == "redis://r:6379/1"
+
+
 @pytest.mark.parametrize(
     ("env", "message"),
     [
@@ -50,6 +58,7 @@ def test_database_and_broker_urls_switch_to_postgres_and_a_real_worker():
         ({"SECRET_KEY": "k" * 50, "SECURE_HSTS_SECONDS": "a year"}, "SECURE_HSTS_SECONDS='a year' is not an integer"),
         ({}, "SECRET_KEY is not set"),
         ({"SECRET_KEY": "k" * 50, "CELERY_BROKER_URL": "localhost:6379"}, "is not a redis://"),
+        ({"SECRET_KEY": "k" * 50, "CACHE_URL": "memcached://localhost"}, "CACHE_URL='memcached://localhost' is not a redis:// URL"),
         ({"SECRET_KEY": "k" * 50, "DATABASE_URL": "nonsense://x"}, "DATABASE_URL is not a database URL"),
         ({"SECRET_KEY_FILE": "/nonexistent/secret"}, "SECRET_KEY_FILE='/nonexistent/secret' cannot be read"),
     ],

@@ -45,12 +45,14 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from numbers import Real
-from typing import Literal, cast
+from typing import Literal, TypeVar, cast
 
 import numpy as np
 
 Label = int | str
-Ratings = Mapping[Hashable, Mapping[Hashable, Label]]
+Item = TypeVar("Item", bound=Hashable)
+Rater = TypeVar("Rater", bound=Hashable)
+Ratings = Mapping[Item, Mapping[Rater, Label]]
 """item -> rater -> label. An item a rater did not judge has no entry for that rater."""
 Weights = Literal["linear", "quadratic"] | None
 Level = Literal["nominal", "ordinal", "interval"]
@@ -84,7 +86,7 @@ def _positions(labels: Iterable[Label], scale: tuple[Label, ...]) -> list[int]:
         raise ValueError(f"label {error.args[0]!r} is not one of the categories {list(scale)}") from None
 
 
-def _encode(ratings: Ratings, categories: Sequence[Label] | None) -> _Coded:
+def _encode(ratings: Ratings[Item, Rater], categories: Sequence[Label] | None) -> _Coded:
     """Code every label once. Items keep the mapping's order and raters the order in which they first appear."""
     raters: dict[Hashable, int] = {}
     rows: list[int] = []
@@ -184,7 +186,7 @@ def _fleiss(counts: np.ndarray) -> tuple[float | None, int]:
     return float((agreement - chance) / (1 - chance)), len(table)
 
 
-def fleiss_kappa(ratings: Ratings, *, categories: Sequence[Label] | None = None) -> float | None:
+def fleiss_kappa(ratings: Ratings[Item, Rater], *, categories: Sequence[Label] | None = None) -> float | None:
     """Fleiss' (1971) kappa for nominal labels from any number of raters.
 
     Fleiss' formula assumes that every item has the same number m of ratings. Here m is the most common number
@@ -239,7 +241,7 @@ def _alpha(counts: np.ndarray, categories: tuple[Label, ...], level: Level) -> f
 
 
 def krippendorff_alpha(
-    ratings: Ratings, *, level: Level, categories: Sequence[Label] | None = None
+    ratings: Ratings[Item, Rater], *, level: Level, categories: Sequence[Label] | None = None
 ) -> float | None:
     """Krippendorff's (2011) alpha, which allows any number of raters per item and missing labels.
 
@@ -306,7 +308,7 @@ class DimensionAgreement:
     fleiss_items: int
 
 
-def agreement_report(ratings: Ratings, *, ordinal: bool, categories: Sequence[Label]) -> DimensionAgreement:
+def agreement_report(ratings: Ratings[Item, Rater], *, ordinal: bool, categories: Sequence[Label]) -> DimensionAgreement:
     """Compute every agreement figure for one dimension: relevance or quality (``ordinal=True``, int labels)
     or stance (``ordinal=False``).
 
@@ -359,7 +361,7 @@ def agreement_report(ratings: Ratings, *, ordinal: bool, categories: Sequence[La
 
 
 def disagreement(
-    labels: Mapping[Hashable, Label], *, ordinal: bool, categories: Sequence[Label] | None = None
+    labels: Mapping[Rater, Label], *, ordinal: bool, categories: Sequence[Label] | None = None
 ) -> float:
     """How far the raters of one item disagree, as a key for sorting the disagreement view (0 = unanimous).
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import html
 from collections import defaultdict
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import nh3
 from django.core.paginator import Page, Paginator
@@ -32,6 +33,7 @@ from accounts.models import User
 from assessments.labels import DIMENSIONS
 from assessments.metrics.agreement import (
     DimensionAgreement,
+    Label,
     RaterAgreement,
     agreement_report,
     binary_collapse,
@@ -42,6 +44,9 @@ from assessments.metrics.agreement import (
     rater_agreement,
 )
 from assessments.models import Assignment, Campaign, Document, Judgment, Phase, Topic
+
+if TYPE_CHECKING:  # django-stubs-ext is a checking tool, not installed in production
+    from django_stubs_ext import WithAnnotations
 
 PHASES = (Phase.TRAINING, Phase.MAIN, "all")
 ORDINAL = {"relevance": True, "quality": True, "stance": False}
@@ -103,7 +108,8 @@ def training_rounds(campaign: Campaign) -> list[int]:
 
 def default_phase(campaign: Campaign) -> str:
     """The phase to look at when none is asked for: training until the main phase starts, then main, all once closed."""
-    return {Phase.MAIN: Phase.MAIN, Phase.CLOSED: "all"}.get(campaign.phase, Phase.TRAINING)
+    after_training: dict[str, str] = {Phase.MAIN: Phase.MAIN, Phase.CLOSED: "all"}
+    return after_training.get(campaign.phase, Phase.TRAINING)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -175,7 +181,7 @@ class Agreement:
         out: dict[str, list[tuple[str, float | None]]] = defaultdict(list)
         for name, figures in self.dimensions.items():
             for rater in figures.flagged:
-                out[rater.rater].append((name, rater.mean_kappa))
+                out[cast(str, rater.rater)].append((name, rater.mean_kappa))  # raters are usernames here
         return dict(sorted(out.items()))
 
     def topic_table(self) -> list[dict]:
@@ -234,12 +240,12 @@ def dimensions_of(campaign: Campaign) -> list[str]:
     return [name for name in DIMENSIONS if scheme.values(name)]
 
 
-def _ratings(shared: _Shared, dimensions: Sequence[str]) -> dict[str, dict[tuple, dict[str, Hashable]]]:
+def _ratings(shared: _Shared, dimensions: Sequence[str]) -> dict[str, dict[tuple, dict[str, Label]]]:
     """dimension -> (topic id, document id) -> assessor -> label; a label that was not asked is absent."""
     names = shared.assessors
-    relevance: dict[tuple, dict[str, Hashable]] = {}
-    quality: dict[tuple, dict[str, Hashable]] = {}
-    stance: dict[tuple, dict[str, Hashable]] = {}
+    relevance: dict[tuple, dict[str, Label]] = {}
+    quality: dict[tuple, dict[str, Label]] = {}
+    stance: dict[tuple, dict[str, Label]] = {}
     for topic_id, document_id, assessor_id, rel, qual, stan in shared.rows:
         item, who = (topic_id, document_id), names[assessor_id]
         relevance.setdefault(item, {})[who] = rel
@@ -252,7 +258,7 @@ def _ratings(shared: _Shared, dimensions: Sequence[str]) -> dict[str, dict[tuple
 
 
 def _topic_figures(
-    items: dict[tuple, dict[str, Hashable]], topics: dict[int, str], *, ordinal: bool, categories: Sequence
+    items: dict[tuple, dict[str, Label]], topics: dict[int, str], *, ordinal: bool, categories: Sequence
 ) -> list[TopicFigures]:
     """Per-topic panel coefficients through the metric functions one by one.
 
@@ -260,14 +266,14 @@ def _topic_figures(
     topics that is 4,500 confusion tables per dimension, about ten times the cost of the whole campaign's report.
     The per-topic table shows only these three coefficients, and a topic's own scope has its pairs.
     """
-    by_topic: dict[int, dict[tuple, dict[str, Hashable]]] = defaultdict(dict)
+    by_topic: dict[int, dict[tuple, dict[str, Label]]] = defaultdict(dict)
     for item, labels in items.items():
         by_topic[item[0]][item] = labels
     relevant = {label: binary_collapse(label) for label in categories} if ordinal else {}
     figures = []
     for topic_id, number in topics.items():
-        topic_items = by_topic.get(topic_id)
-        n_items = sum(len(labels) >= 2 for labels in topic_items.values()) if topic_items else 0
+        topic_items = by_topic.get(topic_id, {})
+        n_items = sum(len(labels) >= 2 for labels in topic_items.values())
         if not n_items:
             continue
         binary = None
@@ -319,7 +325,7 @@ class DisagreementRow:
     doc_id: str
     title: str
     snippet: str
-    labels: list[dict[str, Hashable] | None]  # per assessor (Disagreements.assessors order); None = not judged
+    labels: list[dict[str, Label | None] | None]  # per assessor (Disagreements.assessors order); None = not judged
     spread: dict[str, float]  # per dimension, 0 (all agree) to 1 (as far apart as the scale allows)
 
     @property
@@ -331,7 +337,7 @@ class DisagreementRow:
 class Disagreements:
     assessors: list[str]
     dimensions: list[str]
-    page: Page  # of DisagreementRow
+    page: Page[DisagreementRow]
     count: int
 
 
@@ -373,7 +379,7 @@ def list_disagreements(
     sort_key = (lambda f: sum(f[3].values())) if order == "total" else (lambda f: f[3][order])
     found.sort(key=sort_key, reverse=True)  # stable: ties keep topic and document order
     paginator = Paginator(found, per_page)
-    current = paginator.get_page(page)
+    current: Page[Any] = paginator.get_page(page)  # its tuples become DisagreementRows below
     documents = {
         d.pk: d
         for d in Document.objects.filter(pk__in=[f[1] for f in current.object_list])
@@ -390,7 +396,11 @@ def list_disagreements(
     return Disagreements(assessors=assessors, dimensions=dimensions, page=current, count=len(found))
 
 
-def _snippet(document: Document) -> str:
+class _Head(TypedDict):
+    head: str  # the start of the body, annotated by list_disagreements
+
+
+def _snippet(document: WithAnnotations[Document, _Head]) -> str:
     """Plain text from the start of the body (tags, scripts and styles removed), cut at a word boundary."""
     # A space before every tag keeps the words of adjacent paragraphs apart once the tags are gone.
     text = html.unescape(nh3.clean(document.head.replace("<", " <"), tags=set())) if document.is_html else document.head

@@ -38,7 +38,7 @@ def unchecked_keys() -> list[ForeignKey]:
         field
         for model in apps.get_app_config("assessments").get_models()
         for field in model._meta.get_fields()
-        if isinstance(field, ForeignKey) and not field.db_constraint
+        if isinstance(field, ForeignKey) and not field.db_constraint  # type: ignore[attr-defined]  # missing from the stubs
     ]
     return sorted(keys, key=lambda f: (f.model._meta.label, f.name))
 

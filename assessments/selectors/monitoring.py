@@ -171,7 +171,7 @@ def _tallies(campaign: Campaign, scope: Scope) -> tuple[dict[str, list[LabelMix]
 
 def _activity(campaign: Campaign, scope: Scope) -> Activity:
     """First labels per hour, per assessor and topic, from the history. Imports and twins' copies are no one's work."""
-    rows = (
+    rows = list(
         JudgmentEvent.objects.filter(scope.judgments(campaign, prefix="judgment__"), revision=1)
         .exclude(source__in=[Judgment.Source.IMPORT, Judgment.Source.DUPLICATE])
         .annotate(hour=TruncHour("at"))
@@ -179,7 +179,6 @@ def _activity(campaign: Campaign, scope: Scope) -> Activity:
         .annotate(n=Count("pk"))
         .order_by("hour")
     )
-    rows = list(rows)
     if not rows:
         return Activity(unit="hour", starts=[], by_assessor={}, by_topic={}, by_pair={})
     first, last = rows[0][0], rows[-1][0]

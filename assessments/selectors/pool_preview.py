@@ -82,7 +82,7 @@ def preview_pool(*, campaign: Campaign, spec: PoolSpec) -> PoolPreview:
         chosen = rbp_added
     else:
         # At most: a document judged without being pooled (imported qrels) is not pulled again.
-        chosen = _fillable(campaign, runs, topics, {t.pk: spec.budget for t in topics}, current)
+        chosen = _fillable(campaign, runs, topics, {t.pk: spec.topic_budget for t in topics}, current)
     seconds = campaign.seconds_per_judgment
     base = sum(current.values())
 

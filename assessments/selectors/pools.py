@@ -108,9 +108,12 @@ def pool_statistics(*, campaign: Campaign, missing_limit: int = 200) -> PoolStat
     runs = []
     for run_id, mask in members.items():
         tag = tags[run_id]
-        jaccard, shared, other = closest.get(tag, (None, 0, None))
         unique = (mask & only_one).bit_count()
-        runs.append(RunStats(tag, contributed[tag], unique, other, shared, None if jaccard is None else round(jaccard, 3)))
+        if tag in closest:
+            jaccard, shared, other = closest[tag]
+            runs.append(RunStats(tag, contributed[tag], unique, other, shared, round(jaccard, 3)))
+        else:
+            runs.append(RunStats(tag, contributed[tag], unique, None, 0, None))
     topics = [TopicStats(*row[:8]) for row in topic_rows]
     to_judge = sum(row[8] for row in topic_rows)
     size = sum(t.size for t in topics)

@@ -163,8 +163,9 @@ def queue_position(assignment: Assignment, position: int) -> QueuePosition | Non
         row = cursor.fetchone()
     if row is None:
         return None
-    place, labels = row[: -len(_OWN_LABELS)], row[-len(_OWN_LABELS):]
-    return QueuePosition(*place, labels=dict(zip(_OWN_LABELS, labels, strict=True)) if place[5] else None)
+    entry_id, document_id, pos, total, judged, is_judged, following, preceding, first = row[: -len(_OWN_LABELS)]
+    labels = dict(zip(_OWN_LABELS, row[-len(_OWN_LABELS):], strict=True)) if is_judged else None
+    return QueuePosition(entry_id, document_id, pos, total, judged, is_judged, following, preceding, first, labels)
 
 
 _OWN_LABELS = ("relevance", "quality", "stance", "note", "flagged", "time_spent_ms", "source", "revision")

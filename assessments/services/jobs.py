@@ -35,7 +35,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from assessments.formats.errors import FormatError
-from assessments.models import Job
+from assessments.models import Campaign, Job
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +106,13 @@ def committed(progress: Progress) -> None:
 
 Handler = Callable[[Job, Progress], dict]
 _HANDLERS: dict[str, Handler] = {}
+
+
+def campaign_of(job: Job) -> Campaign:
+    """The campaign of a job whose kind belongs to one (imports, pool builds): they are created with it."""
+    if job.campaign is None:
+        raise ValueError(f"a {job.kind} job needs a campaign")
+    return job.campaign
 
 
 def has_handler(kind: str) -> bool:

@@ -25,13 +25,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from typing import Literal
 
 from django.db import transaction
 
 from accounts.models import User
 from assessments.collector import collector_paused
 from assessments.metrics import pooling as pooling_metrics
-from assessments.metrics.evaluation import order_run
+from assessments.metrics.evaluation import Order, order_run
 from assessments.models import (
     Campaign,
     Document,
@@ -83,10 +84,10 @@ class PoolSpec:
     topic for the bandits (they top up a pool that already has judgments). `runs` empty means every run.
     """
 
-    strategy: str = "depth"
+    strategy: Literal["depth", "rbp", "maxmean", "mtf"] = "depth"  # checked against STRATEGIES
     depth: int = 5
     budget: int | None = None
-    order: str = "both"
+    order: Order | Literal["both"] = "both"  # checked against ORDERS
     runs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -125,7 +126,13 @@ class PoolSpec:
         return ("rank", "score") if self.order == "both" else (self.order,)
 
     @property
-    def single_order(self) -> str:
+    def topic_budget(self) -> int:
+        """The budget of RBP and the bandits, which `__post_init__` refuses to create without one."""
+        assert self.budget is not None, f"{self.strategy} without a budget"
+        return self.budget
+
+    @property
+    def single_order(self) -> Order:
         """The order RBP and the bandits read runs in: they walk one ranking, so "both" means trec_eval's."""
         return "score" if self.order == "both" else self.order
 
@@ -255,7 +262,7 @@ def _plan_and_store(
 
 @jobs.handler("build_pool")
 def _run_build_job(job: Job, progress: Progress) -> dict:
-    return build_pool(campaign=job.campaign, spec=PoolSpec.from_params(job.params), by=job.created_by, progress=progress).as_result()
+    return build_pool(campaign=jobs.campaign_of(job), spec=PoolSpec.from_params(job.params), by=job.created_by, progress=progress).as_result()
 
 
 def start_build(*, campaign: Campaign, spec: PoolSpec, user: User | None) -> Job:
@@ -354,7 +361,7 @@ def _plan(
         pooled = existing[topic.pk].docs if topic.pk in existing else set()
         if spec.strategy == "rbp":
             # Ask for enough to skip what is pooled already: the first `room` unpooled documents by priority.
-            room = max(spec.budget - len(pooled), 0)
+            room = max(spec.topic_budget - len(pooled), 0)
             ranked = (
                 pooling_metrics.rbp_pool(topic_runs, budget=room + len(pooled), p=RBP_PERSISTENCE, order=order)
                 if room
@@ -366,7 +373,7 @@ def _plan(
                 warnings.append(f"topic {topic.number} has no judgments yet: the bandit chose without feedback")
             # Pooled but unjudged documents are pending pulls: asking for that many more and skipping them gives
             # exactly the next `budget` documents the bandit would pull after them.
-            room = spec.budget
+            room = spec.topic_budget
             pending = len(pooled - topic_judged.keys())
             ranked = (
                 pooling_metrics.next_documents(
@@ -398,7 +405,7 @@ def _all_entries(topic: Topic, runs: dict[int, str]) -> dict[str, list]:
     return {runs[run_id]: [line[:3] for line in lines] for run_id, _, lines in rankings.all_lines(list(runs), [topic.pk])}
 
 
-def _sources_of(docs: list[str], topic_runs: Mapping[str, list], *, order: str) -> pooling_metrics.Pool:
+def _sources_of(docs: list[str], topic_runs: Mapping[str, list], *, order: Order) -> pooling_metrics.Pool:
     """Each chosen document's sources: every run that retrieved it, at its position in `order`."""
     wanted = set(docs)
     sources: dict[str, list[pooling_metrics.Contribution]] = {doc: [] for doc in docs}

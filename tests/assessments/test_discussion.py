@@ -1,11 +1,14 @@
 """The discussion: the campaign's flags and notes by topic, filtered, with replies; the assessor reads a reply on
-that document's judge page, in training only once the round is closed."""
+that document's judge page, in training only once the round is closed. Replies are never rewritten (the database
+refuses, migration 0016)."""
 
 import pytest
+from django.db import DatabaseError, connection, transaction
 from django.urls import reverse
 
 from assessments.models import Assignment, Reply
 from assessments.services import assignments, campaigns
+from assessments.services.discussion import reply
 from assessments.services.judging import Labels, record_judgment
 
 pytestmark = pytest.mark.django_db
@@ -96,3 +99,34 @@ def test_main_phase_replies_show_at_once_and_another_assessor_never_sees_them(cl
 @pytest.fixture
 def cast(organiser, oscar, admin_user, alice):
     return {"olivia": organiser, "oscar": oscar, "ada": admin_user, "alice": alice}
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE assessments_reply SET text = 'I never said that'",
+        "UPDATE assessments_reply SET resolves = NOT resolves",
+        "DELETE FROM assessments_reply",
+        "TRUNCATE assessments_reply",
+        "TRUNCATE assessments_reply CASCADE",
+    ],
+)
+def test_the_database_refuses_to_rewrite_a_reply(campaign, organiser, noted, statement):
+    reply(judgment=noted[0], text="It compares both: 2.", resolves=True, by=organiser)
+    before = list(Reply.objects.values_list("text", "resolves"))
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # TRUNCATE will not run while key checks are pending
+    with pytest.raises(DatabaseError, match="discussion replies are append-only"), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(statement)
+    assert list(Reply.objects.values_list("text", "resolves")) == before == [("It compares both: 2.", True)]
+
+
+def test_a_reply_is_corrected_by_another_reply_not_edited(campaign, organiser, noted):
+    first = reply(judgment=noted[0], text="Relevant.", resolves=True, by=organiser)
+    first.text = "Not relevant."
+    with pytest.raises(DatabaseError), transaction.atomic():
+        first.save()
+    with pytest.raises(DatabaseError), transaction.atomic():
+        first.delete()
+    reply(judgment=noted[0], text="Correction: not relevant after all.", resolves=True, by=organiser)
+    assert list(noted[0].replies.order_by("id").values_list("text", flat=True)) == ["Relevant.", "Correction: not relevant after all."]

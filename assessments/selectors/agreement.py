@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import html
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
@@ -110,6 +110,22 @@ def default_phase(campaign: Campaign) -> str:
     """The phase to look at when none is asked for: training until the main phase starts, then main, all once closed."""
     after_training: dict[str, str] = {Phase.MAIN: Phase.MAIN, Phase.CLOSED: "all"}
     return after_training.get(campaign.phase, Phase.TRAINING)
+
+
+def requested_scope(campaign: Campaign, query: Mapping[str, str]) -> tuple[Scope, str]:
+    """The scope a page's query string asks for (`phase`, `round`, `topic`), with "" as the second item; or the
+    campaign's default scope with the reason the asked one makes no sense, for the page to show. A round is read
+    only in training, so a link that keeps `round` while switching the phase still works."""
+    phase = query.get("phase") or default_phase(campaign)
+    round_ = query.get("round", "")
+    try:
+        return Scope(
+            phase,
+            round=int(round_) if round_.isdigit() and phase == Phase.TRAINING else None,
+            topic=query.get("topic") or None,
+        ), ""
+    except AgreementError as exc:
+        return Scope(default_phase(campaign)), str(exc)
 
 
 # --------------------------------------------------------------------------------------------------------------

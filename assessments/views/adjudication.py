@@ -17,9 +17,9 @@ from django.urls import path, reverse
 from assessments import access
 from assessments.models import Adjudication, Campaign, Judgment, Topic
 from assessments.rendering import document_html, safe_link
-from assessments.selectors.agreement import list_disagreements
+from assessments.selectors.agreement import list_disagreements, requested_scope
 from assessments.services.adjudication import AdjudicationError, Decision, adjudicate
-from assessments.views.agreement import DOCUMENT_PAGE_CSP, _scope
+from assessments.views.agreement import DOCUMENT_PAGE_CSP
 
 ALL_CASES = 100_000  # one page holding every disagreement of a scope, for the case navigation
 
@@ -44,7 +44,9 @@ class DecisionForm(forms.Form):
 
 def _cases(request: HttpRequest, campaign: Campaign) -> tuple[list[tuple[str, int]], set[tuple[str, int]], str]:
     """The scope's disagreements in list order, the decided ones among them, and the scope as a query string."""
-    scope = _scope(request, campaign)
+    scope, problem = requested_scope(campaign, request.GET)
+    if problem:
+        messages.error(request, problem)
     rows = list_disagreements(campaign=campaign, scope=scope, per_page=ALL_CASES).page.object_list
     keys = [(row.topic, row.document_id) for row in rows]
     decided = set(

@@ -18,9 +18,9 @@ from django.urls import path
 from django.views.decorators.http import require_POST
 
 from assessments import access, charts
-from assessments.models import Adjudication, Campaign, Phase
+from assessments.models import Adjudication, Phase
 from assessments.rendering import document_html, safe_link
-from assessments.selectors.agreement import AgreementError, Scope, default_phase, list_disagreements, training_rounds
+from assessments.selectors.agreement import AgreementError, list_disagreements, requested_scope, training_rounds
 from assessments.selectors.monitoring import TIME_BUCKETS, dashboard
 from assessments.services import assignments, campaigns
 
@@ -33,25 +33,13 @@ DOCUMENT_PAGE_CSP = "; ".join([
 PHASE_CHOICES = [(Phase.TRAINING, "Training"), (Phase.MAIN, "Main phase"), ("all", "All phases")]
 
 
-def _scope(request: HttpRequest, campaign: Campaign) -> Scope:
-    """The scope from the query string; a bad one falls back to the default with a message."""
-    phase = request.GET.get("phase") or default_phase(campaign)
-    round_ = request.GET.get("round", "")
-    try:
-        return Scope(
-            phase,
-            round=int(round_) if round_.isdigit() and phase == Phase.TRAINING else None,
-            topic=request.GET.get("topic") or None,
-        )
-    except AgreementError as exc:
-        messages.error(request, str(exc))
-        return Scope(default_phase(campaign))
-
-
 @login_required
 def agreement_page(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_admin(request.user, slug)
-    board = dashboard(campaign=campaign, scope=_scope(request, campaign))
+    scope, problem = requested_scope(campaign, request.GET)
+    if problem:
+        messages.error(request, problem)
+    board = dashboard(campaign=campaign, scope=scope)
     figures, activity = board.agreement, board.monitoring.activity
     context = {
         "campaign": campaign,
@@ -75,7 +63,9 @@ def agreement_page(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def disagreement_page(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_adjudicator(request.user, slug)
-    scope = _scope(request, campaign)
+    scope, problem = requested_scope(campaign, request.GET)
+    if problem:
+        messages.error(request, problem)
     order = request.GET.get("order", "total")
     try:
         found = list_disagreements(

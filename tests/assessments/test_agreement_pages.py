@@ -6,6 +6,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from assessments.models import Assignment
+from assessments.selectors.agreement import requested_scope
 from assessments.services.judging import Labels, record_judgment
 from tests.factories import AssignmentFactory, PoolEntryFactory, TopicFactory, UserFactory
 
@@ -208,3 +209,25 @@ def test_a_step_that_does_not_fit_the_phase_says_why(client, campaign, admin_use
     assert "is not in training" in response.content.decode()
     campaign.refresh_from_db()
     assert campaign.phase == "setup"
+
+
+@pytest.mark.parametrize(
+    ("query", "phase", "round_", "topic", "problem"),
+    [
+        ({}, "training", None, None, ""),  # a campaign in setup looks at training
+        ({"phase": "training", "round": "2", "topic": "7"}, "training", 2, "7", ""),
+        ({"phase": "main", "round": "2"}, "main", None, None, ""),  # a round kept by a link is read only in training
+        ({"phase": "training", "round": "two"}, "training", None, None, ""),
+        ({"phase": "later", "topic": "7"}, "training", None, None, "unknown phase 'later': expected training, main or all"),
+    ],
+)
+def test_the_scope_a_page_asks_for_or_the_default_with_the_reason(campaign, query, phase, round_, topic, problem):
+    scope, said = requested_scope(campaign, query)
+    assert (scope.phase, scope.round, scope.topic, said) == (phase, round_, topic, problem)
+
+
+def test_the_adjudication_page_falls_back_to_the_default_scope_with_a_message(client, campaign, judged, admin_user):
+    client.force_login(admin_user)
+    url = reverse("assessments:adjudicate", args=[campaign.slug, judged[1].topic.number, judged[1].document_id])
+    text = client.get(url, {"phase": "later"}).content.decode()
+    assert "unknown phase &#x27;later&#x27;" in text and "phase=training" in text

@@ -13,6 +13,7 @@ PRO/CON; causal: SUPPORT/REFUTE; plus NEUTRAL and NO).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, overload
 
 DIMENSIONS = ("relevance", "quality", "stance")
 
@@ -29,6 +30,12 @@ class LabelScheme:
     relevance: tuple[LabelValue, ...]
     quality: tuple[LabelValue, ...] = ()
     stance: tuple[LabelValue, ...] = ()
+
+    @overload
+    def values(self, dimension: Literal["stance"]) -> tuple[str, ...]: ...
+
+    @overload
+    def values(self, dimension: str) -> tuple[int | str, ...]: ...
 
     def values(self, dimension: str) -> tuple[int | str, ...]:
         return tuple(v.value for v in getattr(self, dimension))

@@ -21,6 +21,7 @@ from typing import Generic, TypeVar
 
 Job = TypeVar("Job", bound=Hashable)
 Worker = TypeVar("Worker", bound=Hashable)
+Entry = TypeVar("Entry", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def overlap_size(n_entries: int, share: float) -> int:
     return min(n_entries, math.ceil(n_entries * share - 1e-9))
 
 
-def overlap_sample(entries: Sequence[Hashable], *, share: float, seed: str) -> list[Hashable]:
+def overlap_sample(entries: Sequence[Entry], *, share: float, seed: str) -> list[Entry]:
     """The entries of one topic that a second assessor also judges: ``overlap_size`` of them, drawn at random.
 
     The draw depends only on ``entries`` (in the given order) and ``seed``, so it can be repeated. Python seeds

@@ -249,8 +249,8 @@ class StanceScores:
 
 
 def stance_scores(
-    predicted: Mapping[tuple[Hashable, str], str | None],
-    truth: Mapping[tuple[Hashable, str], str | None],
+    predicted: Mapping[tuple[Topic, str], str | None],
+    truth: Mapping[tuple[Topic, str], str | None],
 ) -> StanceScores:
     """Compare a run's stance labels with the assessors' labels, keyed by (topic, doc id).
 

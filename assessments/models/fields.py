@@ -30,3 +30,12 @@ class ListField(models.Field):
 
     def from_db_value(self, value, expression, connection):
         return json.loads(value) if isinstance(value, str) else value
+
+
+def max_length(model: type[models.Model], name: str) -> int:
+    """The `max_length` of a model's text field, for refusing a too-long value with the file and line that hold it
+    before the database refuses the whole batch."""
+    field = model._meta.get_field(name)
+    if not isinstance(field, models.CharField) or field.max_length is None:
+        raise TypeError(f"{model.__name__}.{name} has no max_length")
+    return field.max_length

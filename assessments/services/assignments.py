@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias, TypedDict
 
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
@@ -31,6 +31,9 @@ from accounts.models import User
 from assessments.metrics.assignment import balance_workload, overlap_sample
 from assessments.models import Assignment, AssignmentItem, Campaign, Judgment, Phase, PoolEntry, Topic
 from assessments.services import audit, campaigns
+
+if TYPE_CHECKING:  # django-stubs-ext is a checking tool, not installed in production
+    from django_stubs_ext import WithAnnotations
 
 
 class AssignmentError(ValueError):
@@ -483,9 +486,9 @@ def close_training_round(*, campaign: Campaign, then: Literal["next_round", "mai
 class TopicAssignments:
     topic: Topic
     workload: int
-    current: list[Assignment]  # active, full-pool assignments of either phase
-    slices: list[Assignment]  # active overlap slices, with `item_count`
-    former: list[Assignment]  # deactivated assignments
+    current: list[CountedAssignment]  # active, full-pool assignments of either phase
+    slices: list[CountedAssignment]  # active overlap slices
+    former: list[CountedAssignment]  # deactivated assignments
     judged: list[tuple[str, int, bool]]  # (assessor, judgments, still assigned) for everyone who judged it
 
 
@@ -505,7 +508,14 @@ class AssignmentOverview:
     assessors: list[User]
 
 
-def list_assignments(*, campaign: Campaign, active_only: bool = False) -> QuerySet[Assignment]:
+class _ItemCount(TypedDict):
+    item_count: int  # an overlap slice's size
+
+
+CountedAssignment: TypeAlias = "WithAnnotations[Assignment, _ItemCount]"
+
+
+def list_assignments(*, campaign: Campaign, active_only: bool = False) -> QuerySet[CountedAssignment]:
     """The campaign's assignments with topic, assessor, who assigned them and ``item_count`` (an overlap's size)."""
     rows = Assignment.objects.filter(topic__campaign=campaign)
     if active_only:
@@ -521,7 +531,7 @@ def assignment_overview(*, campaign: Campaign) -> AssignmentOverview:
     """Every topic with its assessors, former assessors and judgments per assessor, plus each assessor's main-phase
     load: four queries, however many topics and assessors."""
     topics = list(Topic.objects.filter(campaign=campaign).annotate(n=workload_count(campaign)).order_by("position", "number"))
-    by_topic: dict[int, list[Assignment]] = defaultdict(list)
+    by_topic: dict[int, list[CountedAssignment]] = defaultdict(list)
     for a in list_assignments(campaign=campaign):
         by_topic[a.topic_id].append(a)
     judged: dict[int, list[tuple[str, int]]] = defaultdict(list)
@@ -534,7 +544,9 @@ def assignment_overview(*, campaign: Campaign) -> AssignmentOverview:
     ):
         judged[topic_id].append((username, n))
 
-    rows, load, topic_count = [], defaultdict(int), defaultdict(int)
+    rows = []
+    load: defaultdict[str, int] = defaultdict(int)
+    topic_count: defaultdict[str, int] = defaultdict(int)
     for topic in topics:
         mine = by_topic[topic.pk]
         current = [a for a in mine if a.active and a.scope == Assignment.Scope.FULL]

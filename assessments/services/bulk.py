@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import islice
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO, cast
 
 from django.db import connection
 
@@ -114,7 +114,7 @@ def _array_literal(values: list[str | None]) -> str:
     """A PostgreSQL array literal of text, as a COPY text field. Elements are quoted only when one of them needs it
     (rare in run files); tabs and newlines cannot occur, since split() made the fields."""
     if None not in values:
-        text = ",".join(values)
+        text = ",".join(cast("list[str]", values))
         # A comma inside an id, or an element spelled null in any case, needs quotes too; "null" anywhere in the
         # text sends the list down the quoting path, which is always right, only slower.
         if text.count(",") == len(values) - 1 and not _ARRAY_SPECIAL.search(text) and "null" not in text.lower():
@@ -183,7 +183,7 @@ def new_ids(cursor, table: str, count: int) -> list[int]:
     return [pk for (pk,) in cursor.fetchall()]
 
 
-def copy_text(cursor, table: str, columns: Sequence[str], text: BinaryIO) -> None:
+def copy_text(cursor, table: str, columns: Sequence[str], text: IO[bytes]) -> None:
     """COPY a file of COPY text lines (as copy_escape makes them) into `columns` of `table`."""
     cursor.copy_expert(f"COPY {table} ({', '.join(columns)}) FROM STDIN", text, 1 << 20)
 
@@ -240,7 +240,7 @@ def _store_pool_copied(collection_id: int, tag: str, new_rows: list[tuple], sour
         # A new entry is known by its topic and place in the queue, both unique among the new rows.
         doc_at = {(topic_id, order): doc for topic_id, doc, order in new_rows}
         added = {(topic_id, doc_at[topic_id, order]): entry_id for topic_id, order, entry_id in cursor.fetchall()}
-        earlier = []
+        earlier: list[tuple] = []
         cursor.copy_expert(
             f"COPY {_POOLSOURCE} (entry_id, run_id, rank_position, score_position) FROM STDIN",
             _SourceCopy(source_rows, added, earlier),

@@ -111,7 +111,7 @@ def set_archived(*, campaign: Campaign, archived: bool, by: User | None) -> Camp
     return campaign
 
 
-_NEXT_PHASE = {Phase.SETUP: Phase.TRAINING, Phase.TRAINING: Phase.MAIN, Phase.MAIN: Phase.CLOSED}
+_NEXT_PHASE: dict[str, str] = {Phase.SETUP: Phase.TRAINING, Phase.TRAINING: Phase.MAIN, Phase.MAIN: Phase.CLOSED}
 
 
 @transaction.atomic

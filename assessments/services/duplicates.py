@@ -132,6 +132,7 @@ def _copy_labels_to_new_twins(campaign: Campaign, twin_ids: list[int]) -> int:
     twins = PoolEntry.objects.filter(pk__in=twin_ids).select_related("topic__campaign", "document", "duplicate_of")
     by_canonical: dict[tuple[int, int], list[PoolEntry]] = defaultdict(list)
     for twin in twins:
+        assert twin.duplicate_of is not None  # twin_ids are twins
         by_canonical[(twin.topic_id, twin.duplicate_of.document_id)].append(twin)
     canonical_judgments = Judgment.objects.filter(
         topic_id__in={t for t, _ in by_canonical}, document_id__in={d for _, d in by_canonical}

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, field
 from itertools import groupby
 from operator import itemgetter
-from typing import TextIO
+from typing import TextIO, cast
 
 from assessments.formats.qrels import topic_sort_key
 from assessments.metrics import significance
@@ -356,16 +356,16 @@ def evaluate_runs(
     top_group: dict[str, frozenset[int]] = {}
     if results and (ci is not None or test is not None):
         for kind in setup.kinds:
-            per_topic = [result.scores[kind].per_topic for result in results]
-            if not any(per_topic):  # no labels of this kind yet: nothing to bootstrap or tell apart
+            per_run = [result.scores[kind].per_topic for result in results]
+            if not any(per_run):  # no labels of this kind yet: nothing to bootstrap or tell apart
                 continue
             if ci is not None:
-                for result, interval in zip(results, significance.confidence_intervals(per_topic, level=ci, seed=seed)):
+                for result, interval in zip(results, significance.confidence_intervals(per_run, level=ci, seed=seed)):
                     if interval is not None:
                         result.ci[kind] = interval
             if test is not None:
                 best = max(range(len(results)), key=lambda i: results[i].scores[kind].mean)
-                tests = significance.compare_all(per_topic, test=test, seed=seed)
+                tests = significance.compare_all(per_run, test=test, seed=seed)
                 top_group[kind] = frozenset(results[i].run_id for i in significance.not_worse_than_best(tests, best))
     return Leaderboard(
         measure=str(setup.measure), judged_depth=setup.measure.judged_depth, kinds=setup.kinds, order=order,
@@ -422,16 +422,17 @@ def _current_labels(
     qrels: dict[str, dict[str, dict[str, int]]] = {kind: {} for kind in kinds}
     stance_truth: dict[tuple[str, str], str] = {}
     column = {"relevance": 3, "quality": 4}
-    for (topic_id, _), group in groupby(rows, key=itemgetter(0, 1)):
-        group = list(group)
+    for (topic_id, _), rows_of_item in groupby(rows, key=itemgetter(0, 1)):
+        group = list(rows_of_item)
         number, doc = numbers[topic_id], group[0][2]
         if adjudicated and group[0][6]:
             group = [(*group[0][:3], *group[0][7:10])]  # the adjudication alone: one "assessor" with the final labels
         for kind in kinds:
             labels = [row[column[kind]] for row in group if row[column[kind]] is not None]
             if labels:
-                qrels[kind].setdefault(number, {})[doc] = rule.combine(labels, scheme.values(kind))
+                # relevance and quality labels are ints
+                qrels[kind].setdefault(number, {})[doc] = cast(int, rule.combine(labels, scheme.values(kind)))
         stances = [row[5] for row in group if row[5]]
         if stances:
-            stance_truth[number, doc] = stance_rule.combine(stances, scheme.values("stance"))
+            stance_truth[number, doc] = cast(str, stance_rule.combine(stances, scheme.values("stance")))
     return qrels, stance_truth

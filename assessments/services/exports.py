@@ -25,7 +25,7 @@ from datetime import datetime
 from functools import partial
 from itertools import groupby, islice
 from operator import itemgetter
-from typing import Literal
+from typing import Literal, cast
 
 from django.db import connection, transaction
 from django.db.models import (
@@ -45,6 +45,7 @@ from django.db.models import (
 from django.db.models.functions import Cast, Collate
 
 from accounts.models import User
+from assessments.formats.qrels import Kind as QrelsKind
 from assessments.formats.qrels import parse_qrels, topic_sort_key, write_qrels
 from assessments.models import Adjudication, Campaign, Judgment, JudgmentEvent, QrelsSnapshot, QrelsSnapshotPart
 from assessments.services import audit
@@ -218,8 +219,8 @@ def _adjudicated_rows(
         .values_list("topic__number", "document__doc_id", kind, "adjudicated", f"adjudicated_{kind}")
         .iterator(chunk_size=chunk_size)
     )
-    for (topic, doc), group in groupby(rows, key=itemgetter(0, 1)):
-        group = list(group)
+    for (topic, doc), rows_of_item in groupby(rows, key=itemgetter(0, 1)):
+        group = list(rows_of_item)
         if group[0][3]:
             label = group[0][4]
         else:
@@ -403,7 +404,9 @@ def _snapshot_rows(snapshot: QrelsSnapshot) -> Iterator[tuple[str, str, Label]]:
     if not snapshot.line_count:
         snapshot_content(snapshot)  # an export without judgments has nothing to parse, but must still match
         return
-    yield from parse_qrels(_lines(snapshot_content(snapshot)), source=f"qrels snapshot #{snapshot.number}", kind=snapshot.kind)
+    yield from parse_qrels(
+        _lines(snapshot_content(snapshot)), source=f"qrels snapshot #{snapshot.number}", kind=cast(QrelsKind, snapshot.kind)
+    )
 
 
 def _lines(parts: Iterable[bytes]) -> Iterator[str]:
@@ -424,6 +427,7 @@ def _merge(old: Iterator[tuple[str, str, Label]], new: Iterator[tuple[str, str, 
     a, b = next(old, None), next(new, None)
     while a is not None or b is not None:
         if b is None or (a is not None and key(a) < key(b)):
+            assert a is not None  # the loop runs while one of them is not None
             yield DiffLine(a[0], a[1], a[2], None)
             a = next(old, None)
         elif a is None or key(b) < key(a):

@@ -9,7 +9,7 @@ qrels file) go through its bulk form, `record_judgments_in_bulk`, which writes t
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
@@ -18,6 +18,7 @@ from django.utils import timezone
 from accounts.models import User
 from assessments.labels import LabelScheme
 from assessments.models import Assignment, Campaign, Document, Judgment, JudgmentEvent, Phase, PoolEntry, Topic
+from assessments.models.fields import max_length
 from assessments.services import bulk
 
 
@@ -256,7 +257,7 @@ class RecordedInBulk:
 
 BULK_DIMENSIONS = ("relevance", "quality", "stance")
 _ROWS = "touchstone_judgment_rows"  # temporary
-_DOC_ID_LENGTH = Document._meta.get_field("doc_id").max_length
+_DOC_ID_LENGTH = max_length(Document, "doc_id")
 _EVENT_COLUMNS = "judgment_id, assessor_id, revision, relevance, quality, stance, note, flagged, time_spent_ms, source, at"
 _EVENT_VALUES = "id, assessor_id, revision, relevance, quality, stance, note, flagged, time_spent_ms, source, %(now)s"
 _STORED = "j.id, j.assessor_id, j.revision, j.relevance, j.quality, j.stance, j.note, j.flagged, j.time_spent_ms, j.source"
@@ -269,7 +270,7 @@ def label_not_allowed(scheme: LabelScheme, dimension: str, label: int | str) -> 
 
 @transaction.atomic
 def record_judgments_in_bulk(
-    *, campaign: Campaign, rows: BinaryIO, dimension: str, assessor: User, phase: str, source: str = Judgment.Source.IMPORT
+    *, campaign: Campaign, rows: IO[bytes], dimension: str, assessor: User, phase: str, source: str = Judgment.Source.IMPORT
 ) -> RecordedInBulk:
     """Set one label `dimension` of `assessor`'s judgments from `rows`: COPY text lines (key, topic id, doc id,
     label), the key being what errors name a row by (an imported file's line). The bulk form of record_judgment,
@@ -288,7 +289,7 @@ def record_judgments_in_bulk(
     if not bulk.is_postgresql():
         raise JudgmentError("recording judgments in bulk needs PostgreSQL (it loads the rows with COPY)")
     label_type = "varchar" if dimension == "stance" else "smallint"
-    params = {"assessor": assessor.pk, "now": timezone.now(), "phase": phase, "source": source, "collection": campaign.collection_id}
+    params: dict[str, Any] = {"assessor": assessor.pk, "now": timezone.now(), "phase": phase, "source": source, "collection": campaign.collection_id}
     missing = f"""NOT EXISTS (SELECT 1 FROM {Judgment._meta.db_table} j WHERE j.assessor_id = %(assessor)s
                                AND j.topic_id = t.topic_id AND j.document_id = t.document_id)"""
     with connection.cursor() as cursor:

@@ -8,6 +8,7 @@ import tempfile
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from django.conf import settings
@@ -15,10 +16,12 @@ from django.db import transaction
 
 from accounts.models import User
 from assessments.collector import collector_paused
+from assessments.formats.documents import Format as DocumentFormat
 from assessments.formats.documents import read_documents
 from assessments.formats.errors import FormatError
 from assessments.metrics.duplicates import normalised_utf8
 from assessments.models import Campaign, Document
+from assessments.models.fields import max_length
 from assessments.services import audit, bulk
 from assessments.services.bulk import copy_escape
 from assessments.services.imports import ImportProblem, ImportSummary
@@ -27,8 +30,8 @@ from assessments.services.jobs import NoProgress, Progress
 
 DOCUMENT_FORMATS = ("auto", "argsme", "passages", "jsonl")
 
-_DOC_ID_LENGTH = Document._meta.get_field("doc_id").max_length
-_URL_LENGTH = Document._meta.get_field("url").max_length
+_DOC_ID_LENGTH = max_length(Document, "doc_id")
+_URL_LENGTH = max_length(Document, "url")
 
 
 def import_documents(
@@ -68,7 +71,7 @@ def import_documents(
         ids = array("q")  # the hash of each kept id: repeats are found without keeping the ids themselves
         done = 0
         for file, lines in zip(files, line_totals):
-            for record in named(read_documents(file.path, fmt=fmt, max_decompressed=settings.IMPORT_MAX_DECOMPRESSED_BYTES), file):
+            for record in named(read_documents(file.path, fmt=cast(DocumentFormat, fmt), max_decompressed=settings.IMPORT_MAX_DECOMPRESSED_BYTES), file):
                 read += 1
                 if read % 2000 == 0:
                     progress.advance(done + record.line, total)

@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Iterator
 from itertools import chain
 from pathlib import Path
+from typing import cast
 
 from django.conf import settings
 from django.contrib.auth.hashers import make_password
@@ -30,9 +31,11 @@ from django.utils.text import get_valid_filename
 
 from accounts.models import Role, User
 from assessments.formats.errors import FormatError
+from assessments.formats.qrels import Kind as QrelsKind
 from assessments.formats.qrels import parse_qrels
 from assessments.formats.reading import line_batches
 from assessments.models import Campaign, Document, Job
+from assessments.models.fields import max_length
 from assessments.services import audit, bulk, job_queue, jobs
 from assessments.services.bulk import copy_escape
 from assessments.services.imports import ImportProblem, ImportSummary
@@ -44,7 +47,7 @@ from assessments.services.judging import RowError, label_not_allowed, record_jud
 KINDS = ("relevance", "quality", "stance")
 PHASES = ("main", "training")
 PROGRESS_EVERY = 5000  # lines between progress reports
-_DOC_ID_LENGTH = Document._meta.get_field("doc_id").max_length
+_DOC_ID_LENGTH = max_length(Document, "doc_id")
 
 
 def import_qrels(
@@ -70,7 +73,9 @@ def import_qrels(
     total = count_lines(InputFile(path, source))
     with tempfile.SpooledTemporaryFile(max_size=16 * 1024 * 1024, mode="w+b") as rows:
         line_count, topic_ids = 0, set()
-        for line, topic, doc, label in _checked_rows(path, source=source, kind=kind, campaign=campaign, topics=topics):
+        # _check_options refused any other kind
+        checked = _checked_rows(path, source=source, kind=cast(QrelsKind, kind), campaign=campaign, topics=topics)
+        for line, topic, doc, label in checked:
             rows.write(f"{line}\t{topics[topic]}\t{copy_escape(doc)}\t{label}\n".encode())
             line_count += 1
             topic_ids.add(topics[topic])
@@ -132,7 +137,7 @@ def _decoded(file: InputFile, position: list[int]) -> Iterator[str]:
 
 
 def _checked_rows(
-    path: Path, *, source: str, kind: str, campaign: Campaign, topics: dict[str, int]
+    path: Path, *, source: str, kind: QrelsKind, campaign: Campaign, topics: dict[str, int]
 ) -> Iterator[tuple[int, str, str, int | str]]:
     """The file's rows, each checked as soon as it is read, so the first bad line is the one reported (the bulk
     form checks the labels again, as the write path must, but only once the whole file has been read)."""
@@ -140,7 +145,7 @@ def _checked_rows(
     position = [0]
     scheme = campaign.label_scheme
     allowed = scheme.values(kind)
-    stances = allowed if kind == "stance" else ()
+    stances = scheme.values("stance") if kind == "stance" else ()
     lines = _decoded(InputFile(path, source), position)
     for topic, doc, label in parse_qrels(lines, source=source, kind=kind, stances=stances):
         line = position[0]
@@ -173,7 +178,7 @@ def start_qrels_import(
         job = job_queue.queue_job(kind="import_qrels", campaign=campaign, params={}, created_by=created_by)
         folder = job.upload_folder
         folder.mkdir(parents=True)
-        name = Path(upload.name).name
+        name = Path(upload.name or "upload").name
         kept = keep_upload(upload, folder / (get_valid_filename(name) or "upload"))
         job.params = {
             "files": [{"path": str(kept.relative_to(settings.MEDIA_ROOT)), "name": name}],
@@ -188,6 +193,6 @@ def _import_qrels_job(job: Job, progress: Progress) -> dict:
     params = job.params
     paths, names = job_inputs(job)
     return import_qrels(
-        campaign=job.campaign, path=paths[0], source=names[0], kind=params["kind"], assessor=params["assessor"],
+        campaign=jobs.campaign_of(job), path=paths[0], source=names[0], kind=params["kind"], assessor=params["assessor"],
         phase=params["phase"], by=job.created_by, progress=progress,
     ).as_result()

@@ -20,17 +20,18 @@ from assessments.collector import collector_paused
 from assessments.formats.errors import FormatError
 from assessments.formats.reading import line_batches
 from assessments.formats.trec_run import RunBlock, read_run
-from assessments.metrics.evaluation import order_positions, single_precision_order
+from assessments.metrics.evaluation import Order, order_positions, single_precision_order
 from assessments.models import Campaign, Document, PoolSource, Ranking, Run, Topic
+from assessments.models.fields import max_length
 from assessments.services import audit, bulk, rankings
 from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.imports.files import FilesMeter, InputFile, files_label, first_line_where, input_files, opened
 from assessments.services.jobs import NoProgress, Progress
 
-TEAM_LENGTH = Run._meta.get_field("team").max_length
+TEAM_LENGTH = max_length(Run, "team")
 
-_DOC_ID_LENGTH = Document._meta.get_field("doc_id").max_length  # a pooled id becomes a Document
-_TAG_LENGTH = Run._meta.get_field("tag").max_length
+_DOC_ID_LENGTH = max_length(Document, "doc_id")  # a pooled id becomes a Document
+_TAG_LENGTH = max_length(Run, "tag")
 _INT4 = 2**31  # Ranking.ranks holds 32-bit integers
 
 
@@ -262,12 +263,12 @@ def _ranking(file: InputFile, blocks: list[RunBlock], *, topic_id: int) -> _Rank
     if len(longest) > _DOC_ID_LENGTH:
         raise FormatError(file.name, _line_of(file, blocks, longest), f"document id is longer than {_DOC_ID_LENGTH} characters")
     by_score = _file_order(docs, ranks, scores, by="score")
-    by_rank = _file_order(docs, ranks, scores, by="rank")
-    if by_rank == by_score:
+    rank_order = _file_order(docs, ranks, scores, by="rank")
+    if rank_order == by_score:
         by_rank = None
     else:
         index_of = dict(zip(by_score, range(1, len(docs) + 1)))
-        by_rank = list(map(index_of.__getitem__, by_rank))
+        by_rank = list(map(index_of.__getitem__, rank_order))
     if not isinstance(by_score, range):
         docs, ranks, scores, stances = ([*map(column.__getitem__, by_score)] for column in (docs, ranks, scores, stances))
     by_single = single_precision_order(docs, scores)
@@ -279,7 +280,7 @@ def _ranking(file: InputFile, blocks: list[RunBlock], *, topic_id: int) -> _Rank
 _BLOCK_COLUMNS = tuple(map(attrgetter, ("docs", "ranks", "scores", "stances")))
 
 
-def _file_order(docs: list[str], ranks: list[int], scores: list[float], *, by: str) -> Sequence[int]:
+def _file_order(docs: list[str], ranks: list[int], scores: list[float], *, by: Order) -> Sequence[int]:
     """The 0-based file positions of one topic's lines, read by rank column or by score."""
     if by == "rank" and all(map(gt, islice(ranks, 1, None), ranks)):
         return range(len(ranks))

@@ -13,6 +13,7 @@ from assessments.formats.errors import FormatError
 from assessments.formats.qrels import topic_sort_key
 from assessments.formats.topics import parse_topic_file
 from assessments.models import Campaign, Topic
+from assessments.models.fields import max_length
 from assessments.services import audit, bulk
 from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.imports.files import input_files, opened
@@ -20,7 +21,7 @@ from assessments.services.jobs import NoProgress, Progress
 
 TOPICS_MAX_BYTES = 20_000_000  # far above any real topics file (Touché's are ~100 kB); bounds what is read
 
-_TOPIC_NUMBER_LENGTH = Topic._meta.get_field("number").max_length
+_TOPIC_NUMBER_LENGTH = max_length(Topic, "number")
 _CONTENT_FIELDS = ("title", "description", "narrative", "compared_objects", "cause", "effect")
 _TOPIC_FIELDS = (*_CONTENT_FIELDS, "position")
 

@@ -58,8 +58,8 @@ def start_import(
             folder = job.upload_folder
             folder.mkdir(parents=True)
             files = [
-                {"path": str(keep_upload(upload, folder / f"{i}-{get_valid_filename(Path(upload.name).name) or 'upload'}")
-                             .relative_to(settings.MEDIA_ROOT)), "name": Path(upload.name).name}
+                {"path": str(keep_upload(upload, folder / f"{i}-{get_valid_filename(Path(upload.name or 'upload').name) or 'upload'}")
+                             .relative_to(settings.MEDIA_ROOT)), "name": Path(upload.name or "upload").name}
                 for i, upload in enumerate(uploads, 1)
             ]
             job.params = {**options, "files": files, "unit": PROGRESS_UNITS[kind]}
@@ -94,7 +94,7 @@ def job_inputs(job: Job) -> tuple[list[Path], list[str]]:
 def _import_topics_job(job: Job, progress: Progress) -> dict:
     paths, names = job_inputs(job)
     return import_topics(
-        campaign=job.campaign, path=paths[0], name=names[0], allow_changes=bool(job.params.get("allow_changes")),
+        campaign=jobs.campaign_of(job), path=paths[0], name=names[0], allow_changes=bool(job.params.get("allow_changes")),
         by=job.created_by, progress=progress,
     ).as_result()
 
@@ -104,7 +104,7 @@ def _import_documents_job(job: Job, progress: Progress) -> dict:
     params = job.params
     paths, names = job_inputs(job)
     return import_documents(
-        campaign=job.campaign, paths=paths, names=names, fmt=params.get("format", "auto"),
+        campaign=jobs.campaign_of(job), paths=paths, names=names, fmt=params.get("format", "auto"),
         only_pooled=bool(params.get("only_pooled")), by=job.created_by, progress=progress,
     ).as_result()
 
@@ -113,6 +113,6 @@ def _import_documents_job(job: Job, progress: Progress) -> dict:
 def _import_runs_job(job: Job, progress: Progress) -> dict:
     paths, names = job_inputs(job)
     return import_runs(
-        campaign=job.campaign, paths=paths, names=names, team=job.params.get("team", ""),
+        campaign=jobs.campaign_of(job), paths=paths, names=names, team=job.params.get("team", ""),
         uploaded_by=job.created_by, progress=progress,
     ).as_result()

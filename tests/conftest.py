@@ -84,7 +84,7 @@ def session_cache(settings):
     from django.core.cache import cache
 
     prefix = f"test-sessions-{uuid.uuid4().hex}"
-    settings.CACHES = {"default": {
+    settings.CACHES = {**settings.CACHES, "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CELERY_BROKER_URL"],
         "KEY_PREFIX": prefix,
     }}

@@ -273,6 +273,12 @@ if CACHE_URL:
         }
     }
     SESSION_ENGINE = "accounts.sessions"
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Rendered parts of pages that are the same for many requests (the judge page's topic, label buttons and
+# dialogs), keyed by everything they show. In each process's memory, not Redis: reading them back costs no
+# round trip, and a deployment's new templates start from an empty cache instead of old fragments.
+CACHES["fragments"] = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "fragments", "OPTIONS": {"MAX_ENTRIES": 2000}}
 # How long a cached session may outlive a logout whose cache delete failed (accounts.sessions).
 SESSION_CACHE_SECONDS = env_int("SESSION_CACHE_SECONDS", 600)
 

@@ -8,7 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from assessments.models import Assignment, Campaign
+from assessments.labels import PRESETS
+from assessments.models import Assignment, Campaign, Topic
 from assessments.services.judging import Labels, record_judgment
 from tests.factories import AssignmentFactory, PoolEntryFactory, TopicFactory
 
@@ -181,6 +182,23 @@ def test_the_judge_page_costs_the_same_queries_whatever_the_pool_size(login, ass
     # The user, the assessor's assignments with their progress, the replies to their flags and notes.
     with django_assert_num_queries(3):
         client.get(reverse("annotation:my_work"))
+
+
+def test_an_edited_topic_scheme_or_guideline_shows_on_the_next_document(login, assignment, pool, campaign, training_topic):
+    """The topic panel, label buttons and dialogs are kept rendered between documents (the fragments cache):
+    never after the organisers change what they show."""
+    client = login(assignment.assessor)
+    before = judge_page(client, assignment, 1).content.decode()
+    assert 'data-value="FIRST"' in before and "if relevant" in before
+    Topic.objects.filter(pk=training_topic.pk).update(title="Which is better, tea or coffee?", narrative="Only mugs count.")
+    Campaign.objects.filter(pk=campaign.pk).update(
+        guidelines="Read every document twice.", scheme=PRESETS["touche-2023-task1"][1].to_json(), ask_details_only_if_relevant=False
+    )
+    after = judge_page(client, assignment, 2).content.decode()
+    for shown in ("Which is better, tea or coffee?", "Only mugs count.", "Read every document twice.", 'data-value="PRO"'):
+        assert shown in after
+    assert 'data-value="FIRST"' not in after and "if relevant" not in after
+    assert judge_page(client, assignment, 3).content.decode().count("Only mugs count.") == 1
 
 
 def test_a_closed_campaign_shows_its_labels_read_only(login, assignment, pool, campaign):

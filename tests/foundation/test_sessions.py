@@ -76,7 +76,7 @@ def test_a_cached_copy_lives_at_most_session_cache_seconds(session_cache, settin
 
 
 def test_without_redis_sessions_work_from_the_database_alone(session_cache, settings, alice, caplog):
-    settings.CACHES = {"default": {  # nothing listens there
+    settings.CACHES = {**settings.CACHES, "default": {  # nothing listens there
         "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:9/0",
         "OPTIONS": {"socket_connect_timeout": 0.2, "socket_timeout": 0.2},
     }}

@@ -149,11 +149,16 @@ class Leaderboard:
         """No topic has a label of the evaluated kinds in the chosen phase: every run would score 0, meaninglessly."""
         return not any(self.topics.values())
 
-    def describe_judgments(self) -> str:
-        """Whose judgments these are, for messages: "main-phase judgments", "judgments by alice" ..."""
+    def judged(self, kind: str) -> bool:
+        """Whether some topic has a label of `kind` in the chosen phase. Without one every run scores 0.0 for that
+        kind, which reads like a result: pages, the command and the API say "no judgments" instead."""
+        return self.topics.get(kind, 0) > 0
+
+    def describe_judgments(self, kind: str = "") -> str:
+        """Whose judgments these are, for messages: "main-phase judgments", "training quality judgments by alice" ..."""
         phase = {"main": "main-phase ", "training": "training "}.get(self.phase, "")
         by = f" by {self.rule.removeprefix('assessor:')}" if self.rule.startswith("assessor:") else ""
-        return f"{phase}judgments{by}"
+        return f"{phase}{kind + ' ' if kind else ''}judgments{by}"
 
     def sorted_by(self, column: str, *, descending: bool = True) -> list[RunResult]:
         return sort_results(self.results, column, kinds=self.kinds, descending=descending)
@@ -167,16 +172,19 @@ class Leaderboard:
         return list(best.values())
 
     def as_json(self) -> list[dict]:
-        """One object per run and kind, the shape `evaluate_runs --format json` prints."""
+        """One object per run and kind, the shape `evaluate_runs --format json` prints. A kind with no judgments
+        (see `judged`) has ``judged: false``, null scores and a ``message`` saying whose judgments are missing."""
         rows = []
         for result in self.results:
             for kind in self.kinds:
                 evaluation = result.scores[kind]
                 row = {
                     "run": result.tag, "team": result.team, "kind": kind, "measure": self.measure,
-                    "trec_eval": self.trec_eval, "mean": evaluation.mean, "judged_at_k": evaluation.judged_at_k,
-                    "per_topic": evaluation.per_topic,
+                    "trec_eval": self.trec_eval, "judged": self.judged(kind), "mean": evaluation.mean,
+                    "judged_at_k": evaluation.judged_at_k, "per_topic": evaluation.per_topic,
                 }
+                if not row["judged"]:
+                    row.update(mean=None, judged_at_k=None, message=f"no {self.describe_judgments(kind)}")
                 if kind in result.ci:
                     row.update(
                         ci_low=result.ci[kind][0], ci_high=result.ci[kind][1], ci_level=self.statistics.ci_level,
@@ -202,7 +210,10 @@ class Leaderboard:
                 common = [result.tag, result.team, kind, self.measure, self.order, self.trec_eval]
                 for topic in sorted(evaluation.per_topic, key=topic_sort_key):
                     writer.writerow([*common, topic, f"{evaluation.per_topic[topic]:.4f}", ""])
-                writer.writerow([*common, "all", f"{evaluation.mean:.4f}", f"{evaluation.judged_at_k:.4f}"])
+                if self.judged(kind):
+                    writer.writerow([*common, "all", f"{evaluation.mean:.4f}", f"{evaluation.judged_at_k:.4f}"])
+                else:  # no judgments of this kind: empty cells, not a mean of 0
+                    writer.writerow([*common, "all", "", ""])
 
 
 @dataclass(frozen=True)

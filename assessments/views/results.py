@@ -148,6 +148,12 @@ def _table(board: evaluation.Leaderboard, results: list, sort: str, descending: 
     for result in results:
         cells = [{"text": result.team or "—"}, {"text": result.tag, "mono": True}]
         for kind in board.kinds:
+            if not board.judged(kind):
+                cells.append({"text": "no judgments", "title": f"no {board.describe_judgments(kind)}", "muted": True})
+                if level:
+                    cells.append({"text": "–"})
+                cells.append({"text": "–", "numeric": True})
+                continue
             scores = result.scores[kind]
             note = result.other_version.get(kind)
             cells.append({

@@ -224,7 +224,8 @@ def test_the_command_prints_json_with_one_object_per_run_and_measure(spam_campai
     call_command("evaluate_runs", "t20", "--format", "json", "--kind", "relevance", "--kind", "quality", stdout=out)
     rows = json.loads(out.getvalue())
     assert len(rows) == 4
-    assert all(set(row) == {"run", "team", "kind", "measure", "trec_eval", "mean", "judged_at_k", "per_topic"} for row in rows)
+    keys = {"run", "team", "kind", "measure", "trec_eval", "judged", "mean", "judged_at_k", "per_topic"}
+    assert all(set(row) == keys | ({"message"} if row["kind"] == "quality" else set()) for row in rows)
     assert {(row["run"], row["team"], row["kind"], row["measure"]) for row in rows} == {
         (tag, f"team-{tag}", kind, "nDCG@5") for tag in RUNS for kind in ("relevance", "quality")
     }
@@ -232,8 +233,13 @@ def test_the_command_prints_json_with_one_object_per_run_and_measure(spam_campai
     expected = trec_eval_ndcg(QRELS, RUNS)["tied"]
     assert tied["per_topic"] == pytest.approx(expected, abs=1e-12)
     assert tied["mean"] == pytest.approx(sum(expected.values()) / 3, abs=1e-12)
-    # No quality labels were given: nothing to score against.
-    assert all(row["per_topic"] == {} for row in rows if row["kind"] == "quality")
+    # No quality labels were given: nothing to score against, and the rows say so rather than score 0.
+    assert all(
+        (row["judged"], row["mean"], row["judged_at_k"], row["per_topic"], row["message"])
+        == (False, None, None, {}, "no main-phase quality judgments")
+        for row in rows if row["kind"] == "quality"
+    )
+    assert all(row["judged"] is True for row in rows if row["kind"] == "relevance")
 
 
 def test_the_command_prints_a_table_and_csv(spam_campaign):

@@ -1,11 +1,13 @@
 """Evaluating runs before anyone has judged (in the chosen phase, or by the chosen assessor) says so, instead of
-a table of zeros that reads like a result."""
+a table of zeros that reads like a result; so does a kind (quality, say) nobody has labelled yet beside one that
+has labels."""
 
 import io
 
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from tests.assessments.test_evaluation_service import RUNS, add_run, judge_all
 from tests.factories import CampaignFactory, MembershipFactory, UserFactory
@@ -64,3 +66,43 @@ def test_the_results_page_says_there_is_nothing_to_score_against(client, trained
 
     trained_page = client.get(url, {"phase": "training"}).content.decode()
     assert "nothing to score" not in trained_page and "tied" in trained_page
+
+
+@pytest.fixture
+def olivia(trained):
+    user = UserFactory(username="olivia", role="organiser")
+    MembershipFactory(campaign=trained, user=user)
+    return user
+
+
+def test_a_kind_without_judgments_says_so_on_the_results_page(client, trained, olivia):
+    """anna's training labels carry relevance only: quality has no judgments, relevance has scores."""
+    client.force_login(olivia)
+    url = reverse("assessments:leaderboard", args=["t20"])
+    page = client.get(url, {"phase": "training", "kind": ["relevance", "quality"], "ci": "", "test": ""}).content.decode()
+    assert page.count(">no judgments<") == 2  # one per run, in the quality column
+    assert 'title="no training quality judgments"' in page
+    assert "0.0000" not in page.split("Quality nDCG@5")[1]  # no zero scores under the quality heading
+    assert page.count("0.") > 2  # relevance has its scores
+
+
+def test_a_kind_without_judgments_says_so_in_the_api_the_command_and_the_csv(client, trained, olivia):
+    api = APIClient()
+    api.force_authenticate(olivia)
+    rows = api.get(reverse("api-results", args=["t20"]), {"phase": "training", "kind": ["relevance", "quality"]}).json()
+    quality = [row for row in rows if row["kind"] == "quality"]
+    assert len(quality) == 2 and all(
+        (row["judged"], row["mean"], row["judged_at_k"], row["message"]) == (False, None, None, "no training quality judgments")
+        for row in quality
+    )
+    assert all(row["judged"] and row["mean"] is not None and "message" not in row for row in rows if row["kind"] == "relevance")
+
+    code, out, _ = evaluate("--phase", "training", "--kind", "relevance", "--kind", "quality")
+    assert code == 0
+    assert all(line.split()[-3:] == ["no", "judgments", "–"] for line in out.splitlines()[1:3])  # after relevance
+    assert "topics with labels: relevance 1, quality 0" in out
+
+    _, csv_out, _ = evaluate("--phase", "training", "--kind", "relevance", "--kind", "quality", "--format", "csv")
+    assert sorted(line for line in csv_out.splitlines() if ",quality," in line) == [
+        f"{tag},team-{tag},quality,nDCG@5,score,10,all,," for tag in sorted(RUNS)
+    ]

@@ -91,6 +91,9 @@ class Command(BaseCommand):
         for result in board.results:
             line = f"{result.team:<{team_width}}  {result.tag:<{tag_width}}"
             for kind in board.kinds:
+                if not board.judged(kind):  # a mean of 0.0 would read like a result
+                    line += f"  {'no judgments':>20}" + (f"  {'–':>17}" if statistics.ci_level else "") + f"  {'–':>9}"
+                    continue
                 scores = result.scores[kind]
                 marks = ("*" if kind in result.other_version else "") + ("=" if result.run_id in board.top_group.get(kind, ()) else "")
                 line += f"  {marks:>2}{scores.mean:>18.4f}"

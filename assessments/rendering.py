@@ -9,6 +9,7 @@ second wall. Nothing here imports Django, so it is tested directly with XSS vect
 """
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 from html import escape
 
@@ -71,22 +72,46 @@ def document_html(body: str, *, is_html: bool) -> str:
 
 
 # Elements whose content is not text a reader sees.
-_NOT_TEXT = ("script", "style", "noscript", "template", "head")
+_NOT_TEXT = frozenset({"script", "style", "noscript", "template", "head"})
+# Elements a browser lays out apart from the text around them (block boxes, line breaks, table cells, list
+# items): words on either side never run together, whereas `S<b>pa</b>n` is one word.
+_APART = frozenset("""
+address article aside blockquote br caption dd details dialog div dl dt fieldset figcaption figure footer form
+h1 h2 h3 h4 h5 h6 header hr li main nav ol option p pre section summary table tbody td tfoot th thead title tr ul
+""".split())
 
 
 def html_text(body: str) -> str:
-    """The text a reader sees in an HTML body, with a space between elements so words never run together.
+    """The text a reader sees in an HTML body, words separated by single spaces.
 
     Duplicate grouping compares documents by this, so markup shared by every page of a site (menus, scripts)
-    does not make two different articles near-duplicates.
+    does not make two different articles near-duplicates. Content that is not shown is dropped, and where it or a
+    block element (_APART) stood there is a space, so `foo<script>x</script>bar` and `<p>a</p><p>b</p>` keep two
+    words; inline elements and comments join what is around them, as a browser shows it.
     """
     try:
         tree = lxml_html.document_fromstring(body)
     except (etree.ParserError, ValueError):  # empty, or only a comment: no text
         return ""
-    for element in list(tree.iter(*_NOT_TEXT)):
-        element.drop_tree()
-    return " ".join(tree.itertext())
+    return " ".join("".join(_shown_text(tree)).split())
+
+
+def _shown_text(root: etree._Element) -> Iterator[str]:
+    """The pieces of text of `root` in document order, with " " at the edges of elements shown apart. A stack,
+    not recursion: hostile HTML may nest deeper than Python's recursion limit."""
+    todo: list = [root]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, str):
+            yield node
+            continue
+        tag = node.tag.lower() if isinstance(node.tag, str) else ""  # "": a comment or processing instruction
+        gap = " " if tag in _APART or tag in _NOT_TEXT else ""
+        todo += [node.tail or "", gap]  # popped last: after the element
+        if tag and tag not in _NOT_TEXT:
+            todo += reversed(node)
+            todo.append(node.text or "")
+        todo.append(gap)
 
 
 def safe_link(url: str) -> str:

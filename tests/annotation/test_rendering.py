@@ -119,7 +119,27 @@ def test_causal_topics_highlight_cause_and_effect():
         ("<template><p>hidden</p></template><p>shown</p>", ["shown"]),
         ("", []),
         ("<!-- only a comment -->", []),
+        # Where dropped content or a block element stood, words stay apart ...
+        ("foo<script>x</script>bar", ["foo", "bar"]),
+        ("foo<style>p {}</style>bar<noscript>n</noscript>baz", ["foo", "bar", "baz"]),
+        ("<div>menu<p>first</p>second<p>third</p></div>", ["menu", "first", "second", "third"]),
+        ("one<br>two<hr>three", ["one", "two", "three"]),
+        ("<h1>Title</h1>Body<ul><li>a</li><li>b</li></ul>", ["Title", "Body", "a", "b"]),
+        ("<table><tr><th>x</th><td>1</td></tr><tr><td>2</td></tr></table>", ["x", "1", "2"]),
+        # ... while inline elements and comments join what is around them, as a browser shows it.
+        ("S<b>pa</b>n and <a href='#'>l</a>ink", ["Span", "and", "link"]),
+        ("foo<!-- c -->bar", ["foobar"]),
     ],
 )
 def test_html_text_keeps_only_the_words_a_reader_sees(body, words):
     assert html_text(body).split() == words
+
+
+def test_html_text_separates_words_by_single_spaces():
+    assert html_text("<p>  a \n\t b</p>\n\n<p>c</p>") == "a b c"
+
+
+def test_a_document_laid_out_in_blocks_is_the_same_text_as_its_plain_version():
+    """Duplicate grouping (services.duplicates) compares this text with plain-text documents."""
+    html = "<article><h2>Cats</h2><p>Cats purr.</p><p>Dogs bark.</p><script>track()</script></article>"
+    assert html_text(html) == "Cats Cats purr. Dogs bark."

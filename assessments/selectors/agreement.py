@@ -362,7 +362,7 @@ SNIPPET_CHARS = 280
 
 
 def list_disagreements(
-    *, campaign: Campaign, scope: Scope, order: str = "total", page: int = 1, per_page: int = 50
+    *, campaign: Campaign, scope: Scope, order: str = "total", page: int | str = 1, per_page: int = 50
 ) -> Disagreements:
     """The documents on which the scope's assessors differ, furthest apart first.
 

@@ -5,15 +5,17 @@ its history, and the form that records the final label. Keys j and k move to the
 Admins and the campaign's adjudicators reach it (access.get_campaign_for_adjudicator).
 """
 
+from typing import cast
 from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 
+from accounts.http import AuthenticatedHttpRequest
 from assessments import access
 from assessments.models import Adjudication, Campaign, Judgment, Topic
 from assessments.rendering import document_html, safe_link
@@ -33,16 +35,16 @@ class DecisionForm(forms.Form):
     def __init__(self, *args, campaign: Campaign, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         scheme = campaign.label_scheme
-        self.fields["relevance"].choices = [(v.value, f"{v.value} {v.name}") for v in scheme.relevance]
+        cast(forms.TypedChoiceField, self.fields["relevance"]).choices = [(v.value, f"{v.value} {v.name}") for v in scheme.relevance]
         for name in ("quality", "stance"):
             values = getattr(scheme, name)
             if values:
-                self.fields[name].choices = [("", "none"), *((v.value, f"{v.value} {v.name}" if name == "quality" else v.name) for v in values)]
+                cast(forms.ChoiceField, self.fields[name]).choices = [("", "none"), *((v.value, f"{v.value} {v.name}" if name == "quality" else v.name) for v in values)]
             else:
                 del self.fields[name]
 
 
-def _cases(request: HttpRequest, campaign: Campaign) -> tuple[list[tuple[str, int]], set[tuple[str, int]], str]:
+def _cases(request: AuthenticatedHttpRequest, campaign: Campaign) -> tuple[list[tuple[str, int]], set[tuple[str, int]], str]:
     """The scope's disagreements in list order, the decided ones among them, and the scope as a query string."""
     scope, problem = requested_scope(campaign, request.GET)
     if problem:
@@ -69,7 +71,7 @@ def _case_url(campaign: Campaign, key: tuple[str, int] | None, query: str) -> st
 
 
 @login_required
-def adjudication_page(request: HttpRequest, slug: str, topic: str, document_id: int) -> HttpResponse:
+def adjudication_page(request: AuthenticatedHttpRequest, slug: str, topic: str, document_id: int) -> HttpResponse:
     campaign = access.get_campaign_for_adjudicator(request.user, slug)
     topic_row = Topic.objects.filter(campaign=campaign, number=topic).first()
     if topic_row is None:

@@ -10,13 +10,16 @@ The charts are inline SVG and CSS drawn on the server, with no chart library and
 assessments.charts turns the selectors' figures into coordinates and colours.
 """
 
+from typing import Literal, cast
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
+from accounts.http import AuthenticatedHttpRequest
 from assessments import access, charts
 from assessments.models import Adjudication, Phase
 from assessments.rendering import document_html, safe_link
@@ -34,7 +37,7 @@ PHASE_CHOICES = [(Phase.TRAINING, "Training"), (Phase.MAIN, "Main phase"), ("all
 
 
 @login_required
-def agreement_page(request: HttpRequest, slug: str) -> HttpResponse:
+def agreement_page(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_admin(request.user, slug)
     scope, problem = requested_scope(campaign, request.GET)
     if problem:
@@ -61,7 +64,7 @@ def agreement_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-def disagreement_page(request: HttpRequest, slug: str) -> HttpResponse:
+def disagreement_page(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_adjudicator(request.user, slug)
     scope, problem = requested_scope(campaign, request.GET)
     if problem:
@@ -104,7 +107,7 @@ def disagreement_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-def document_page(request: HttpRequest, slug: str, document_id: int) -> HttpResponse:
+def document_page(request: AuthenticatedHttpRequest, slug: str, document_id: int) -> HttpResponse:
     campaign = access.get_campaign_for_adjudicator(request.user, slug)
     document = access.get_document_for_campaign(campaign, document_id)
     context = {
@@ -120,7 +123,7 @@ def document_page(request: HttpRequest, slug: str, document_id: int) -> HttpResp
 
 @require_POST
 @login_required
-def change_phase(request: HttpRequest, slug: str) -> HttpResponse:
+def change_phase(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """Start training, close a training round and start the next, or close training and start the main phase."""
     campaign = access.get_campaign_for_admin(request.user, slug)
     step = request.POST.get("step")
@@ -130,7 +133,8 @@ def change_phase(request: HttpRequest, slug: str) -> HttpResponse:
             messages.success(request, f"Training started: round {campaign.training_round}")
         elif step in ("next_round", "main"):
             closed = campaign.training_round
-            campaign = assignments.close_training_round(campaign=campaign, then=step, by=request.user)
+            then = cast(Literal["next_round", "main"], step)
+            campaign = assignments.close_training_round(campaign=campaign, then=then, by=request.user)
             follow = f"round {campaign.training_round} is open" if step == "next_round" else "the main phase has started"
             messages.success(request, f"Training round {closed} closed; {follow}")
         else:

@@ -2,13 +2,15 @@
 (leave-one-team-out). Views parse the request, call one service and render."""
 
 from itertools import zip_longest
+from typing import cast
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import path
 
+from accounts.http import AuthenticatedHttpRequest
 from assessments import access
 from assessments.models import Campaign, Run
 from assessments.services import comparison, evaluation, exports, reusability
@@ -21,7 +23,7 @@ class OneKindForm(EvaluationForm):
 
     def __init__(self, data, *, campaign: Campaign, user):
         super().__init__(data, campaign=campaign, user=user)
-        self.fields["kind"].choices = kind_choices(campaign, evaluation.EVALUATED_KINDS)
+        cast(forms.ChoiceField, self.fields["kind"]).choices = kind_choices(campaign, evaluation.EVALUATED_KINDS)
 
 
 class CompareForm(OneKindForm):
@@ -32,7 +34,8 @@ class CompareForm(OneKindForm):
     def __init__(self, data, *, campaign: Campaign, user):
         super().__init__(data, campaign=campaign, user=user)
         runs = Run.objects.filter(campaign=campaign).order_by("tag")
-        self.fields["a"].queryset = self.fields["b"].queryset = runs
+        for name in ("a", "b"):
+            cast(forms.ModelChoiceField, self.fields[name]).queryset = runs
 
 
 def _options(form: forms.Form) -> dict:
@@ -40,7 +43,7 @@ def _options(form: forms.Form) -> dict:
 
 
 @login_required
-def compare_runs(request: HttpRequest, slug: str) -> HttpResponse:
+def compare_runs(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     form = CompareForm(request.GET, campaign=campaign, user=request.user)
     context: dict = {"campaign": campaign, "form": form}
@@ -65,7 +68,7 @@ def compare_runs(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-def pool_reusability(request: HttpRequest, slug: str) -> HttpResponse:
+def pool_reusability(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     form = OneKindForm(request.GET, campaign=campaign, user=request.user)
     context: dict = {"campaign": campaign, "form": form}

@@ -10,11 +10,12 @@ from collections.abc import Callable
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
+from accounts.http import AuthenticatedHttpRequest
 from assessments import access
 from assessments.models import Campaign, Phase
 from assessments.services import assignments
@@ -22,7 +23,7 @@ from assessments.services.assignments import AssignmentError
 
 
 @login_required
-def assignment_page(request: HttpRequest, slug: str) -> HttpResponse:
+def assignment_page(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     overview = assignments.assignment_overview(campaign=campaign)
     context = {
@@ -34,7 +35,7 @@ def assignment_page(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "assessments/assignments.html", context)
 
 
-def _act(request: HttpRequest, slug: str, act: Callable[[Campaign], str], *, admin: bool = False) -> HttpResponse:
+def _act(request: AuthenticatedHttpRequest, slug: str, act: Callable[[Campaign], str], *, admin: bool = False) -> HttpResponse:
     """Run one change for an organiser (or admin), report it as a message, and go back to the page."""
     campaign = access.get_campaign_for_organiser(request.user, slug)
     if admin and not request.user.is_campaign_admin:
@@ -52,17 +53,17 @@ def _summary(lines: list[str], shown: int = 8) -> str:
     return "; ".join(lines[:shown]) + more
 
 
-def _assessors(request: HttpRequest) -> list:
+def _assessors(request: AuthenticatedHttpRequest) -> list:
     return assignments.find_assessors(usernames=request.POST.getlist("assessors"))
 
 
-def _topics(request: HttpRequest, campaign: Campaign) -> list:
+def _topics(request: AuthenticatedHttpRequest, campaign: Campaign) -> list:
     return assignments.find_topics(campaign=campaign, numbers=request.POST.getlist("topics"))
 
 
 @require_POST
 @login_required
-def assign(request: HttpRequest, slug: str) -> HttpResponse:
+def assign(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     phase = request.POST.get("phase", Phase.MAIN)
 
     def act(campaign: Campaign) -> str:
@@ -77,7 +78,7 @@ def assign(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def auto_assign(request: HttpRequest, slug: str) -> HttpResponse:
+def auto_assign(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     def act(campaign: Campaign) -> str:
         topics = _topics(request, campaign) if request.POST.getlist("topics") else None
         result = assignments.auto_assign(
@@ -94,7 +95,7 @@ def auto_assign(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def draw_overlap(request: HttpRequest, slug: str) -> HttpResponse:
+def draw_overlap(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     def act(campaign: Campaign) -> str:
         try:
             share = float(request.POST.get("percent", "")) / 100
@@ -114,7 +115,7 @@ def draw_overlap(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def withdraw(request: HttpRequest, slug: str) -> HttpResponse:
+def withdraw(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     def act(campaign: Campaign) -> str:
         try:
             assignment_id = int(request.POST.get("assignment", ""))
@@ -128,7 +129,7 @@ def withdraw(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def mark_training(request: HttpRequest, slug: str) -> HttpResponse:
+def mark_training(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     is_training = request.POST.get("training") == "1"
 
     def act(campaign: Campaign) -> str:

@@ -4,11 +4,12 @@ services do the work."""
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
+from accounts.http import AuthenticatedHttpRequest
 from accounts.models import User
 from assessments import access
 from assessments.labels import PRESETS
@@ -32,7 +33,7 @@ class MemberForm(forms.Form):
 
 
 @login_required
-def campaign_list(request: HttpRequest) -> HttpResponse:
+def campaign_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     """The campaigns the user runs; a POST creates one, run by whoever created it."""
     if not request.user.is_organiser:
         raise Http404("No such page")
@@ -51,7 +52,7 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
+def campaign_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     return render(request, "assessments/campaign_detail.html", {
         "campaign": campaign,
@@ -64,7 +65,7 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def members(request: HttpRequest, slug: str) -> HttpResponse:
+def members(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """Add a member (or change their role), or remove one (`remove` names them)."""
     campaign = access.get_campaign_for_organiser(request.user, slug)
     form = MemberForm(request.POST)
@@ -91,7 +92,7 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def archive(request: HttpRequest, slug: str) -> HttpResponse:
+def archive(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """Archive the campaign (`archived=1`) or take it out of the archive (`archived=0`)."""
     campaign = access.get_campaign_for_organiser(request.user, slug)
     archived = request.POST.get("archived") == "1"

@@ -11,11 +11,12 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
+from accounts.http import AuthenticatedHttpRequest
 from assessments import access
 from assessments.models import Judgment
 from assessments.selectors.discussion import STATUSES, discussion
@@ -25,12 +26,12 @@ ITEMS_PER_PAGE = 100
 FILTERS = ("topic", "assessor", "phase", "status")
 
 
-def _filters(request: HttpRequest) -> dict[str, str]:
+def _filters(request: AuthenticatedHttpRequest) -> dict[str, str]:
     return {name: request.GET.get(name, "").strip() for name in FILTERS}
 
 
 @login_required
-def discussion_page(request: HttpRequest, slug: str) -> HttpResponse:
+def discussion_page(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     filters = _filters(request)
     items = discussion(campaign=campaign, **filters, named_phases=access.named_label_phases(request.user, campaign))
@@ -48,7 +49,7 @@ def discussion_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def discussion_reply(request: HttpRequest, slug: str, judgment_id: int) -> HttpResponse:
+def discussion_reply(request: AuthenticatedHttpRequest, slug: str, judgment_id: int) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     judgment = access.get_judgment_for_discussion(campaign, judgment_id)
     try:

@@ -8,11 +8,12 @@ also cancels and retries jobs of every kind (imports, pool builds, qrels imports
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
+from accounts.http import AuthenticatedHttpRequest
 from assessments import access
 from assessments.models import Job
 from assessments.selectors.campaigns import document_counts, recent_jobs
@@ -53,7 +54,8 @@ class TopicsForm(forms.Form):
 
 class DocumentsForm(forms.Form):
     kind = "import_documents"
-    files = MultipleFileField(label="Collection files", help_text="args.me JSON, passage JSONL or generic JSONL; .gz too")
+    # The form metaclass takes declared fields off the class: this does not replace BaseForm.files (the stubs' view).
+    files = MultipleFileField(label="Collection files", help_text="args.me JSON, passage JSONL or generic JSONL; .gz too")  # type: ignore[assignment]
     format = forms.ChoiceField(choices=[(f, f) for f in DOCUMENT_FORMATS], initial="auto")
     only_pooled = forms.BooleanField(required=False, label="Only documents a pool needs")
 
@@ -66,7 +68,8 @@ class DocumentsForm(forms.Form):
 
 class RunsForm(forms.Form):
     kind = "import_runs"
-    files = MultipleFileField(label="Run files", help_text="TREC runs; a tag uploaded again replaces its run")
+    # The form metaclass takes declared fields off the class: this does not replace BaseForm.files (the stubs' view).
+    files = MultipleFileField(label="Run files", help_text="TREC runs; a tag uploaded again replaces its run")  # type: ignore[assignment]
     team = forms.CharField(required=False, max_length=200, help_text="default: TEAM from files named TEAM-TAG.txt")
 
     def uploads(self) -> list:
@@ -76,11 +79,11 @@ class RunsForm(forms.Form):
         return {"team": self.cleaned_data["team"]}
 
 
-FORMS = {"topics": TopicsForm, "documents": DocumentsForm, "runs": RunsForm}
+FORMS: dict[str, type[TopicsForm | DocumentsForm | RunsForm]] = {"topics": TopicsForm, "documents": DocumentsForm, "runs": RunsForm}
 
 
 @login_required
-def imports_page(request: HttpRequest, slug: str) -> HttpResponse:
+def imports_page(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     return render(request, "assessments/imports.html", {
         "campaign": campaign,
@@ -94,7 +97,7 @@ def imports_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def upload(request: HttpRequest, slug: str, what: str) -> HttpResponse:
+def upload(request: AuthenticatedHttpRequest, slug: str, what: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     if what not in FORMS:
         raise Http404("No such import")
@@ -120,7 +123,7 @@ def upload(request: HttpRequest, slug: str, what: str) -> HttpResponse:
 
 
 @login_required
-def job_status(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+def job_status(request: AuthenticatedHttpRequest, slug: str, job_id: int) -> HttpResponse:
     """One job's progress, polled every second by the page while it runs (the partial stops the polling)."""
     campaign = access.get_campaign_for_organiser(request.user, slug)
     job = access.get_job_for_organiser(request.user, job_id, campaign=campaign)
@@ -134,7 +137,7 @@ PAGE_OF_KIND = {"build_pool": "assessments:pool", "import_qrels": "assessments:q
 
 @require_POST
 @login_required
-def job_change(request: HttpRequest, slug: str, job_id: int, change: str) -> HttpResponse:
+def job_change(request: AuthenticatedHttpRequest, slug: str, job_id: int, change: str) -> HttpResponse:
     """Cancel a queued or running job, or retry a failed one (the service says when it cannot)."""
     campaign = access.get_campaign_for_organiser(request.user, slug)
     job = access.get_job_for_organiser(request.user, job_id, campaign=campaign)

@@ -2,14 +2,17 @@
 the export. Building runs as a Job, shown and polled with the shared job partial (assessments:job).
 """
 
+from typing import cast
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
+from accounts.http import AuthenticatedHttpRequest
 from assessments import access
 from assessments.models import Campaign
 from assessments.selectors.campaigns import latest_job
@@ -30,10 +33,11 @@ class PoolForm(forms.Form):
 
     def __init__(self, data=None, *, run_tags: list[str]) -> None:
         super().__init__(data)
-        self.fields["runs"].choices = [(tag, tag) for tag in run_tags]
+        cast(forms.MultipleChoiceField, self.fields["runs"]).choices = [(tag, tag) for tag in run_tags]
 
     def clean(self) -> dict:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if not self.errors:
             try:
                 data["spec"] = pooling.PoolSpec.from_params(data)
@@ -43,11 +47,11 @@ class PoolForm(forms.Form):
 
 
 def _problems(form: forms.Form) -> list[str]:
-    return [message if field == "__all__" else f"{field}: {message}" for field, messages_ in form.errors.items() for message in messages_]
+    return [str(message) if field == "__all__" else f"{field}: {message}" for field, messages_ in form.errors.items() for message in messages_]
 
 
 @login_required
-def pool(request: HttpRequest, slug: str) -> HttpResponse:
+def pool(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """The statistics and the build form; with form values in the query, also their preview (a partial for htmx),
     which carries the button that builds exactly what was previewed."""
     campaign = access.get_campaign_for_organiser(request.user, slug)
@@ -70,7 +74,7 @@ def pool(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def pool_build(request: HttpRequest, slug: str) -> HttpResponse:
+def pool_build(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     form = PoolForm(request.POST, run_tags=list(campaign.runs.values_list("tag", flat=True)))
     if not form.is_valid():
@@ -88,7 +92,7 @@ def pool_build(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-def pool_export(request: HttpRequest, slug: str) -> StreamingHttpResponse:
+def pool_export(request: AuthenticatedHttpRequest, slug: str) -> StreamingHttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     return export_response(campaign, missing=request.GET.get("missing") == "1")
 

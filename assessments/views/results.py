@@ -5,12 +5,13 @@ Views parse the request, call one service and render; exports stream straight fr
 the response, so a million-line file never sits in memory.
 """
 
+from typing import cast
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import (
     Http404,
-    HttpRequest,
     HttpResponse,
     StreamingHttpResponse,
 )
@@ -18,6 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
+from accounts.http import AuthenticatedHttpRequest
 from assessments import access
 from assessments.formats.errors import FormatError
 from assessments.models import Campaign
@@ -62,7 +64,7 @@ class EvaluationForm(forms.Form):
     trec_eval = forms.TypedChoiceField(choices=TREC_EVAL_CHOICES, coerce=int, initial=10, label="Scores")
     phase = forms.ChoiceField(choices=PHASE_CHOICES, initial="main")
     rule = forms.ChoiceField(initial="majority")
-    defaults = ("measure", "order", "trec_eval", "phase", "rule")
+    defaults: tuple[str, ...] = ("measure", "order", "trec_eval", "phase", "rule")
 
     def __init__(self, data, *, campaign: Campaign, user, initial: dict | None = None):
         access.check_rule(user, campaign, (data or {}).get("rule", ""))  # a link forcing a rule not offered: 403
@@ -72,7 +74,7 @@ class EvaluationForm(forms.Form):
             for name in self.defaults:
                 data.setdefault(name, self.base_fields[name].initial)
         super().__init__(data, initial=initial)
-        self.fields["rule"].choices = _rule_choices(campaign, user)
+        cast(forms.ChoiceField, self.fields["rule"]).choices = _rule_choices(campaign, user)
 
     def clean_measure(self) -> str:
         try:
@@ -97,10 +99,10 @@ class LeaderboardForm(EvaluationForm):
             data = data.copy()
             data.setlist("kind", [value for value, _ in kinds])
         super().__init__(data, campaign=campaign, user=user, initial={"kind": [value for value, _ in kinds]})
-        self.fields["kind"].choices = kinds
+        cast(forms.MultipleChoiceField, self.fields["kind"]).choices = kinds
 
 
-def _evaluate(request: HttpRequest, campaign: Campaign, *, statistics: bool = True):
+def _evaluate(request: AuthenticatedHttpRequest, campaign: Campaign, *, statistics: bool = True):
     form = LeaderboardForm(request.GET, campaign=campaign, user=request.user)
     if not form.is_valid():
         return form, None, form.errors.as_text()
@@ -177,7 +179,7 @@ def _table(board: evaluation.Leaderboard, results: list, sort: str, descending: 
 
 
 @login_required
-def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
+def leaderboard(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     form, board, error = _evaluate(request, campaign)
     context = {"campaign": campaign, "form": form, "board": board, "error": error}
@@ -201,7 +203,7 @@ def leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-def leaderboard_csv(request: HttpRequest, slug: str) -> HttpResponse:
+def leaderboard_csv(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     _, board, error = _evaluate(request, campaign, statistics=False)
     if error:
@@ -222,8 +224,8 @@ class ExportForm(forms.Form):
     def __init__(self, data=None, *, campaign: Campaign, user):
         access.check_rule(user, campaign, (data or {}).get("rule", ""))  # a post forcing a rule not offered: 403
         super().__init__(data)
-        self.fields["kind"].choices = kind_choices(campaign, exports.KINDS)
-        self.fields["rule"].choices = _rule_choices(campaign, user)
+        cast(forms.ChoiceField, self.fields["kind"]).choices = kind_choices(campaign, exports.KINDS)
+        cast(forms.ChoiceField, self.fields["rule"]).choices = _rule_choices(campaign, user)
 
 
 class ImportForm(forms.Form):
@@ -234,10 +236,10 @@ class ImportForm(forms.Form):
 
     def __init__(self, *args, campaign: Campaign, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["kind"].choices = kind_choices(campaign, qrels_imports.KINDS)
+        cast(forms.ChoiceField, self.fields["kind"]).choices = kind_choices(campaign, qrels_imports.KINDS)
 
 
-def _qrels_page(request: HttpRequest, campaign: Campaign, *, import_form: ImportForm | None = None, status: int = 200):
+def _qrels_page(request: AuthenticatedHttpRequest, campaign: Campaign, *, import_form: ImportForm | None = None, status: int = 200):
     context = {
         "campaign": campaign,
         "jobs": recent_jobs(campaign, kinds=["import_qrels"]),
@@ -249,13 +251,13 @@ def _qrels_page(request: HttpRequest, campaign: Campaign, *, import_form: Import
 
 
 @login_required
-def qrels(request: HttpRequest, slug: str) -> HttpResponse:
+def qrels(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     return _qrels_page(request, access.get_campaign_for_organiser(request.user, slug))
 
 
 @require_POST
 @login_required
-def qrels_export(request: HttpRequest, slug: str) -> HttpResponse:
+def qrels_export(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse | StreamingHttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     form = ExportForm(request.POST, campaign=campaign, user=request.user)
     if not form.is_valid():
@@ -277,7 +279,7 @@ def streaming_qrels_response(export: exports.QrelsExport) -> StreamingHttpRespon
 
 
 @login_required
-def qrels_snapshot(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+def qrels_snapshot(request: AuthenticatedHttpRequest, slug: str, number: int) -> HttpResponse | StreamingHttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     snapshot = access.get_snapshot_for_user(request.user, campaign, number)
     try:
@@ -291,7 +293,7 @@ def qrels_snapshot(request: HttpRequest, slug: str, number: int) -> HttpResponse
 
 
 @login_required
-def qrels_diff(request: HttpRequest, slug: str) -> HttpResponse:
+def qrels_diff(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     numbers = [request.GET.get(name, "") for name in ("older", "newer")]
     if not all(number.isdigit() for number in numbers):
@@ -310,7 +312,7 @@ def qrels_diff(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def qrels_import_upload(request: HttpRequest, slug: str) -> HttpResponse:
+def qrels_import_upload(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     form = ImportForm(request.POST, request.FILES, campaign=campaign)
     if form.is_valid():

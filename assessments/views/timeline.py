@@ -4,10 +4,11 @@ import json
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import path
 
+from accounts.http import AuthenticatedHttpRequest
 from assessments import access
 from assessments.models import AuditEvent
 from assessments.selectors.campaigns import timeline
@@ -29,7 +30,7 @@ def _compact(value) -> str:
 
 
 @login_required
-def timeline_page(request: HttpRequest, slug: str) -> HttpResponse:
+def timeline_page(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     family = request.GET.get("action", "")
     if family not in dict(FAMILIES):

@@ -17,6 +17,7 @@ import threading
 
 from django.conf import settings
 from django.contrib.sessions.backends import cached_db
+from django.core.cache.backends.base import BaseCache
 from redis.exceptions import RedisError
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,8 @@ class _TolerantCache:
 
 
 class SessionStore(cached_db.SessionStore):
+    _cache: BaseCache | _TolerantCache  # cached_db sets Django's cache (the stubs leave it out); wrapped below
+
     def __init__(self, session_key: str | None = None) -> None:
         super().__init__(session_key)
         self._cache = _TolerantCache(self._cache)

@@ -21,6 +21,7 @@ from rest_framework.authentication import SessionAuthentication, TokenAuthentica
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
+from accounts.models import User
 from assessments import access
 from assessments.models import Job, Run, Topic
 from assessments.selectors.campaigns import document_counts
@@ -41,7 +42,7 @@ class TopicSerializer(serializers.ModelSerializer):
 
 
 class RunSerializer(serializers.ModelSerializer):
-    uploaded_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    uploaded_by: "serializers.SlugRelatedField[User]" = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta:
         model = Run

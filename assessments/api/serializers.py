@@ -1,10 +1,10 @@
 from rest_framework import serializers
 
-from assessments.models import Campaign, Job
+from assessments.models import Campaign, Collection, Job
 
 
 class CampaignSerializer(serializers.ModelSerializer):
-    collection = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    collection: "serializers.SlugRelatedField[Collection]" = serializers.SlugRelatedField(slug_field="slug", read_only=True)
 
     class Meta:
         model = Campaign

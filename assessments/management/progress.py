@@ -55,10 +55,9 @@ def progress_bar(*, desc: str, unit: str = "B", stream: TextIO | OutputWrapper |
 
     `unit="B"` shows bytes with binary prefixes (KiB, MiB); any other unit counts plainly (lines, steps).
     """
-    if isinstance(stream, OutputWrapper):
-        stream = _Unterminated(stream)
+    file = _Unterminated(stream) if isinstance(stream, OutputWrapper) else stream
     options = {"unit_scale": True, "unit_divisor": 1024} if unit == "B" else {}
-    with tqdm(total=0, desc=desc, unit=unit, file=stream, disable=None, leave=False, dynamic_ncols=True, **options) as bar:
+    with tqdm(total=0, desc=desc, unit=unit, file=file, disable=None, leave=False, dynamic_ncols=True, **options) as bar:
         yield TerminalProgress(bar)
 
 

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, field
 from itertools import groupby
 from operator import itemgetter
-from typing import TextIO, cast
+from typing import TYPE_CHECKING, cast
 
 from assessments.formats.qrels import topic_sort_key
 from assessments.metrics import significance
@@ -44,6 +44,9 @@ from assessments.services.exports import (
     parse_rule,
     with_adjudications,
 )
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 EVALUATED_KINDS = ("relevance", "quality")
 ORDERS = ("score", "rank")
@@ -200,7 +203,7 @@ class Leaderboard:
                 rows.append(row)
         return rows
 
-    def write_per_topic_csv(self, stream: TextIO) -> None:
+    def write_per_topic_csv(self, stream: SupportsWrite[str]) -> None:
         """Per-topic scores, one row per run, kind and topic, then the run's mean as topic "all" (trec_eval -q)."""
         writer = csv.writer(stream, lineterminator="\n")
         writer.writerow(["run", "team", "kind", "measure", "order", "trec_eval", "topic", "value", f"judged@{self.judged_depth}"])

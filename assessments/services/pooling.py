@@ -48,6 +48,8 @@ from assessments.services import audit, bulk, job_queue, jobs, rankings
 from assessments.services.duplicates import group_duplicates
 from assessments.services.jobs import NoProgress, Progress
 
+Strategy = Literal["depth", "rbp", "maxmean", "mtf"]
+PoolOrder = Order | Literal["both"]
 STRATEGIES = {
     "depth": "Depth-k: every run's top k",
     "rbp": "RBP priority up to a per-topic budget",
@@ -84,10 +86,10 @@ class PoolSpec:
     topic for the bandits (they top up a pool that already has judgments). `runs` empty means every run.
     """
 
-    strategy: Literal["depth", "rbp", "maxmean", "mtf"] = "depth"  # checked against STRATEGIES
+    strategy: Strategy = "depth"  # checked against STRATEGIES
     depth: int = 5
     budget: int | None = None
-    order: Order | Literal["both"] = "both"  # checked against ORDERS
+    order: PoolOrder = "both"  # checked against ORDERS
     runs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:

@@ -59,7 +59,7 @@ class Command(BaseCommand):
             if report.cohen:
                 out.write(f"  {'pair':<30} {'documents':>9} {'kappa':>7} {'weighted':>8}")
                 for p in report.cohen:
-                    out.write(f"  {p.rater_a + ' – ' + p.rater_b:<30} {p.n_items:>9} {_f(p.unweighted):>7} {_f(p.linear):>8}")
+                    out.write(f"  {f'{p.rater_a} – {p.rater_b}':<30} {p.n_items:>9} {_f(p.unweighted):>7} {_f(p.linear):>8}")
             flagged = {r.rater for r in figures.flagged}
             if figures.assessors:
                 out.write(f"  {'assessor':<30} {'mean kappa':>10} {'pairs':>5}")

@@ -31,7 +31,7 @@ class Command(BaseCommand):
         parser.add_argument("--runs", nargs="+", metavar="TAG", default=[], help="pool only these runs (default: all)")
         parser.add_argument("--preview", action="store_true", help="print what the build would add and cost; change nothing")
 
-    def handle(self, *args, slug: str, strategy: str, depth: int, budget, order: str, runs: list[str], preview: bool, **options):
+    def handle(self, *args, slug: str, strategy: pooling.Strategy, depth: int, budget, order: pooling.PoolOrder, runs: list[str], preview: bool, **options):
         campaign = campaign_or_fail(self, slug)
         try:
             spec = pooling.PoolSpec(strategy=strategy, depth=depth, budget=budget, order=order, runs=tuple(runs))
@@ -73,8 +73,8 @@ class Command(BaseCommand):
 
     def _print_topics(self, topics: list[pooling.TopicCount], *, added: int, after: int, missing: int | None = None) -> None:
         """One line per topic and a total line; the missing column only where it is known (after a build)."""
-        header = ["topic", "before", "added", "after"] + (["missing"] if missing is not None else [])
-        rows = [[t.number, t.before, t.added, t.after] + ([t.missing] if missing is not None else []) for t in topics]
+        header: list[object] = ["topic", "before", "added", "after", *(["missing"] if missing is not None else [])]
+        rows: list[list[object]] = [[t.number, t.before, t.added, t.after] + ([t.missing] if missing is not None else []) for t in topics]
         rows.append(["total", after - added, added, after] + ([missing] if missing is not None else []))
         for row in [header, *rows]:
             self.stdout.write(" ".join(f"{cell:>8}" for cell in row))

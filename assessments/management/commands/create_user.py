@@ -26,10 +26,9 @@ class Command(BaseCommand):
 
     @transaction.atomic
     def handle(self, *args, username: str, role: str, password: str | None, new_password: bool, email: str, **options):
-        user = User.objects.select_for_update().filter(username=username).first()
-        created = user is None
-        if created:
-            user = User(username=username, email=email, role=role)
+        existing = User.objects.select_for_update().filter(username=username).first()
+        created = existing is None
+        user = User(username=username, email=email, role=role) if existing is None else existing
         generated = None
         if password is None and (created or new_password):
             generated = password = secrets.token_urlsafe(12)

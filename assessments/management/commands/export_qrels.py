@@ -39,6 +39,7 @@ class Command(BaseCommand):
             for chunk in export:
                 self.stdout.write(chunk.decode(), ending="")
         snapshot = export.snapshot
+        assert snapshot is not None  # stored once the last line has been read, as above
         self.stderr.write(
             f"qrels snapshot #{snapshot.number}: {snapshot.line_count} {kind} lines ({phase} phase, rule {snapshot.rule}), "
             f"sha256 {snapshot.sha256}" + (f", written to {output}" if output else "")

@@ -247,12 +247,18 @@ def build_pool(*, campaign: Campaign, spec: PoolSpec, by: User | None = None, pr
 def _plan_and_store(
     campaign: Campaign, *, spec: PoolSpec, runs: dict[int, str], topics: list[Topic], by: User | None, progress: Progress
 ) -> tuple[list[TopicCount], int, list[str]]:
-    """The plan and everything read for it live only in here: freed when this returns, still inside the caller's
-    pause of the collector, they never reach a collection that would scan them all once more."""
+    """Plan topic by topic into a spool, so memory holds one topic's plan (and the pool as it stood) whatever the
+    size of the pool, then store the spool in one transaction that takes the campaign's lock only for its writes.
+
+    What is read for the plan lives only in here: freed when this returns, still inside the caller's pause of the
+    collector, it never reaches a collection that would scan it all once more."""
     existing = existing_pool(campaign)
-    plan, warnings = _plan(spec, runs=runs, topics=topics, existing=existing, progress=progress, steps=2 * len(topics))
-    with transaction.atomic():
-        counts, stubs = _store(campaign, spec=spec, topics=topics, runs=runs, plan=plan, existing=existing)
+    warnings: list[str] = []
+    counts: list[TopicCount] = []
+    planned = _plan(spec, runs=runs, topics=topics, existing=existing, warnings=warnings, progress=progress, steps=2 * len(topics))
+    rows = _pool_rows(planned, existing=existing, run_ids={tag: run_id for run_id, tag in runs.items()}, counts=counts)
+    with bulk.spooled_pool(rows) as spool, transaction.atomic():
+        stubs = bulk.store_pool(campaign=campaign, tag=spec.tag, spool=spool)
         audit.record(
             campaign=campaign, action=audit.Action.POOL_BUILT, by=by, subject=spec.label,
             details={"spec": spec.as_params(), "runs": sorted(runs.values()), "added": sum(c.added for c in counts),
@@ -328,13 +334,17 @@ def existing_pool(campaign: Campaign) -> dict[int, TopicPool]:
     return pools
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Planned:
-    """topic id -> the documents to pool, each with its sources (metrics.pooling.Pool), and for a depth build
-    the documents it selects per topic (to report entries it no longer justifies)."""
+    """One topic's plan: the documents to pool, each with its sources (metrics.pooling.Pool), and for a depth
+    build the documents it selects (to report entries it no longer justifies)."""
 
-    selected: dict[int, pooling_metrics.Pool]
-    justified: dict[int, set[str]] | None
+    topic: Topic
+    selected: pooling_metrics.Pool
+    justified: set[str] | None
+
+
+_TOPICS_PER_READ = 10  # a depth build reads the runs' heads for this many topics at once
 
 
 def _plan(
@@ -343,18 +353,21 @@ def _plan(
     runs: dict[int, str],
     topics: list[Topic],
     existing: dict[int, TopicPool],
+    warnings: list[str],
     progress: Progress,
     steps: int,
-) -> tuple[_Planned, list[str]]:
-    """Choose every topic's documents (no writes); for the bandits, warn about topics without feedback yet."""
-    warnings: list[str] = []
-    selected: dict[int, pooling_metrics.Pool] = {}
+) -> Iterator[_Planned]:
+    """Choose every topic's documents, topic by topic (no writes); for the bandits, warn about topics without
+    feedback yet."""
     if spec.strategy == "depth":
-        by_topic = run_heads(runs, topics, depth=spec.depth, orders=spec.orders)
-        for done, topic in enumerate(topics, 1):
-            selected[topic.pk] = pooling_metrics.pool_of_heads(by_topic.pop(topic.pk, {}), depth=spec.depth)
-            progress.advance(done, steps)
-        return _Planned(selected, {t: set(docs) for t, docs in selected.items()}), warnings
+        for start in range(0, len(topics), _TOPICS_PER_READ):
+            some = topics[start : start + _TOPICS_PER_READ]
+            by_topic = run_heads(runs, some, depth=spec.depth, orders=spec.orders)
+            for done, topic in enumerate(some, start + 1):
+                selected = pooling_metrics.pool_of_heads(by_topic.pop(topic.pk, {}), depth=spec.depth)
+                progress.advance(done, steps)
+                yield _Planned(topic, selected, set(selected))
+        return
 
     judged = _judged_labels(topics) if spec.strategy != "rbp" else {}
     order = spec.single_order
@@ -385,9 +398,8 @@ def _plan(
                 else []
             )
         chosen = [doc for doc in ranked if doc not in pooled][:room]
-        selected[topic.pk] = _sources_of(chosen, topic_runs, order=order)
         progress.advance(done, steps)
-    return _Planned(selected, None), warnings
+        yield _Planned(topic, _sources_of(chosen, topic_runs, order=order), None)
 
 
 def run_heads(runs: dict[int, str], topics: list[Topic], *, depth: int, orders: tuple[str, ...]) -> dict[int, dict[str, dict]]:
@@ -429,52 +441,37 @@ def _judged_labels(topics: list[Topic]) -> dict[int, dict[str, int]]:
     return labels
 
 
-def _store(
-    campaign: Campaign,
-    *,
-    spec: PoolSpec,
-    topics: list[Topic],
-    runs: dict[int, str],
-    plan: _Planned,
-    existing: dict[int, TopicPool],
-) -> tuple[list[TopicCount], int]:
-    """Write the plan: stubs for unknown documents, new entries in presentation order, and every source.
+def _pool_rows(
+    planned: Iterable[_Planned], *, existing: dict[int, TopicPool], run_ids: Mapping[str, int], counts: list[TopicCount]
+) -> Iterator[bulk.PoolRow]:
+    """The rows services.bulk stores for each topic's plan: new entries in presentation order with their places,
+    and every source, of new documents and of documents pooled already (a late run that retrieved them is
+    recorded). Appends each topic's TopicCount to `counts` once its rows are out.
 
-    Call inside a transaction, with the topics' seeds set. Takes the campaign's lock, as imports do: no topic
-    changes under the entries being written (the database does not check their keys, see PoolEntry). Sources of
-    documents that were pooled already are added too (a late run that retrieved them is recorded), and a source
-    recorded before is left as it is.
+    The topics' seeds must be set. Nothing here checks keys against the database: the store does it under the
+    campaign's lock, as imports do (no topic changes under the entries being written, see PoolEntry).
     """
-    new_rows = []
-    counts = []
-    for topic in topics:
+    for plan in planned:
+        topic = plan.topic
         pool = existing.get(topic.pk, TopicPool())
-        selected = plan.selected.get(topic.pk, {})
-        new_docs = [doc for doc in selected if doc not in pool.docs]
+        new_docs = [doc for doc in plan.selected if doc not in pool.docs]
         start = pool.next_order
         # The first batch is the plain seeded shuffle; later batches vary the seed so they are not all shuffled
         # by the same permutation.
-        for offset, doc in enumerate(pooling_metrics.presentation_order(new_docs, seed=topic.pool_seed + start)):
-            new_rows.append((topic.pk, doc, start + offset))
-        unjustified = len(pool.docs - plan.justified.get(topic.pk, set())) if plan.justified is not None else 0
+        place = {doc: start + offset for offset, doc in enumerate(pooling_metrics.presentation_order(new_docs, seed=topic.pool_seed + start))}
+        for doc, contributions in plan.selected.items():
+            yield topic.pk, doc, place.get(doc), _sources(contributions, run_ids)
+        unjustified = len(pool.docs - plan.justified) if plan.justified is not None else 0
         counts.append(TopicCount(topic.number, len(pool.docs), len(new_docs), len(pool.docs) + len(new_docs), 0, unjustified))
 
-    source_rows = _source_rows(plan.selected, {tag: run_id for run_id, tag in runs.items()})
-    bulk.lock_campaign(campaign)
-    stubs = bulk.store_pool(collection_id=campaign.collection_id, tag=spec.tag, new_rows=new_rows, source_rows=source_rows)
-    return counts, stubs
 
-
-def _source_rows(selected: dict[int, pooling_metrics.Pool], run_ids: Mapping[str, int]) -> Iterator[tuple]:
-    """(topic id, doc, run id, rank position, score position): one row per document and run, from the contributions
-    (one per order) that metrics.pooling lists by run."""
-    for topic_id, docs in selected.items():
-        for doc, contributions in docs.items():
-            positions: dict[str, list] = {}
-            for run, order, position in contributions:
-                positions.setdefault(run, [None, None])[order == "score"] = position
-            for run, (by_rank, by_score) in positions.items():
-                yield topic_id, doc, run_ids[run], by_rank, by_score
+def _sources(contributions: Iterable[pooling_metrics.Contribution], run_ids: Mapping[str, int]) -> list[bulk.PoolSourceRow]:
+    """(run id, rank position, score position): one per run, from the contributions (one per order) that
+    metrics.pooling lists by run."""
+    positions: dict[str, list] = {}
+    for run, order, position in contributions:
+        positions.setdefault(run, [None, None])[order == "score"] = position
+    return [(run_ids[run], by_rank, by_score) for run, (by_rank, by_score) in positions.items()]
 
 
 def _ensure_seeds(topics: list[Topic]) -> None:

@@ -66,6 +66,19 @@ class TestDepthPooling:
         assert sources_of(topics[0], "f") == {("disagree", "score", 1)}
         assert sources_of(topics[0], "x") == {("agree", "rank", 2), ("agree", "score", 2)}
 
+    def test_document_ids_that_copy_escapes_are_pooled_as_they_are(self, campaign, topics):
+        # Backslashes, quotes, commas, braces and NULL-like ids: COPY text and array literals must not read them.
+        odd = ["back\\slash", 'say"hi"', "a,b", "{braces}", "NULL", "\\N"]
+        add_run(campaign, "odd", {topics[0]: [(doc, rank, 10.0 - rank) for rank, doc in enumerate(odd, 1)]})
+        build_pool(campaign=campaign, spec=depth(10))
+        add_run(campaign, "late", {topics[0]: [(odd[0], 1, 1.0)]})
+
+        build_pool(campaign=campaign, spec=depth(10))
+
+        assert pool_of(topics[0]) == set(odd)
+        assert sources_of(topics[0], odd[0]) == {("odd", "rank", 1), ("odd", "score", 1), ("late", "rank", 1), ("late", "score", 1)}
+        assert sources_of(topics[0], "\\N") == {("odd", "rank", 6), ("odd", "score", 6)}
+
     def test_tied_scores_are_cut_as_trec_eval_cuts_them(self, campaign, topics):
         # Five documents share a score; trec_eval takes the largest ids first.
         tied = [(f"doc-{i}", i, 1.0) for i in range(1, 6)]

@@ -220,13 +220,23 @@ PoolRow = tuple[int, str, "int | None", list[PoolSourceRow]]
 sources to record)."""
 
 
-@dataclass
-class PoolSpool:
-    """A pool build's rows, written down before its storing transaction (spooled_pool makes it)."""
+@dataclass(frozen=True)
+class _CopiedPool:
+    """PostgreSQL: new entries as COPY text (their sources as arrays), and sources of entries pooled before."""
 
-    new: BinaryIO | None = None  # PostgreSQL: new entries as COPY text, sources as arrays
-    earlier: BinaryIO | None = None  # PostgreSQL: sources of entries pooled before, as COPY text
-    rows: list[PoolRow] | None = None  # SQLite: the rows themselves
+    new: IO[bytes]
+    earlier: IO[bytes]
+
+
+@dataclass(frozen=True)
+class _ListedPool:
+    """SQLite: the rows themselves."""
+
+    rows: list[PoolRow]
+
+
+PoolSpool = _CopiedPool | _ListedPool
+"""A pool build's rows, written down before its storing transaction (spooled_pool makes it)."""
 
 
 @contextmanager
@@ -234,12 +244,13 @@ def spooled_pool(rows: Iterable[PoolRow]) -> Iterator[PoolSpool]:
     """Read `rows` to the end (they may be computed from queries as they are read) and hold them for store_pool:
     in files as COPY text on PostgreSQL, so memory holds one chunk of rows whatever the size of the pool."""
     if not is_postgresql():
-        yield PoolSpool(rows=list(rows))
+        yield _ListedPool(list(rows))
         return
     with tempfile.TemporaryFile() as new, tempfile.TemporaryFile() as earlier:
         rows = iter(rows)
         while chunk := list(islice(rows, 5_000)):
-            new_lines, earlier_lines = [], []
+            new_lines: list[str] = []
+            earlier_lines: list[str] = []
             for topic_id, doc, order, sources in chunk:
                 doc = copy_escape(doc)
                 if order is None:
@@ -256,7 +267,7 @@ def spooled_pool(rows: Iterable[PoolRow]) -> Iterator[PoolSpool]:
                 )
             new.write("".join(new_lines).encode())
             earlier.write("".join(earlier_lines).encode())
-        yield PoolSpool(new=new, earlier=earlier)
+        yield _CopiedPool(new, earlier)
 
 
 def _positions_literal(values: Iterable[int | None]) -> str:
@@ -271,13 +282,13 @@ def store_pool(*, campaign: Campaign, tag: str, spool: PoolSpool) -> int:
     Call inside the storing transaction. The campaign's lock is taken here, once the rows are in the database, for
     the statements that write the pool.
     """
-    if is_postgresql():
+    if isinstance(spool, _CopiedPool):
         return _store_pool_copied(campaign, tag, spool)
     lock_campaign(campaign)
-    return _store_pool_orm(campaign.collection_id, tag, spool.rows or [])
+    return _store_pool_orm(campaign.collection_id, tag, spool.rows)
 
 
-def _store_pool_copied(campaign: Campaign, tag: str, spool: PoolSpool) -> int:
+def _store_pool_copied(campaign: Campaign, tag: str, spool: _CopiedPool) -> int:
     """store_pool on PostgreSQL, in a number of statements that does not grow with the pool.
 
     New entries are copied into a temporary table, one row per entry with its sources as arrays, and take their
@@ -355,8 +366,8 @@ def _store_pool_orm(collection_id: int, tag: str, rows: Iterable[PoolRow]) -> in
         batch_size=_SQLITE_BATCH,
     )
     topic_ids = {row[0] for row in plan}
-    rows = PoolEntry.objects.filter(topic_id__in=topic_ids).values_list("topic_id", "document_id", "id")
-    entries = {(topic_id, document_id): pk for topic_id, document_id, pk in rows}
+    stored_entries = PoolEntry.objects.filter(topic_id__in=topic_ids).values_list("topic_id", "document_id", "id")
+    entries = {(topic_id, document_id): pk for topic_id, document_id, pk in stored_entries}
     known = {(source.entry_id, source.run_id): source for source in PoolSource.objects.filter(entry__topic_id__in=topic_ids)}
     added, filled = [], []
     for topic_id, doc, _, sources in plan:

@@ -51,9 +51,10 @@ $(ENV_FILE): | $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# Lint: ruff (pyproject.toml), and no model change without its migration.
+# Lint: ruff and mypy (both configured in pyproject.toml), and no model change without its migration.
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	SECRET_KEY=lint DATABASE_URL=sqlite://:memory: $(BIN)/mypy
 	SECRET_KEY=lint DATABASE_URL=sqlite://:memory: $(BIN)/python manage.py makemigrations --check --dry-run
 
 clean:

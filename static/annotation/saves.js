@@ -7,6 +7,11 @@
  * for the assessor to choose (a conflict). Sending the same save twice is harmless (the server finds nothing
  * to change), so an item leaves storage only once the server has answered for exactly that version.
  *
+ * The body of an attempt is kept apart (`sending`) until the server answers it. A save whose answer was lost
+ * may have been stored: it goes out again unchanged, and changes made meanwhile follow over the revision that
+ * answer names. Merged into it, they would change a label over the old base revision, and the server would
+ * take the assessor's own save for a change made elsewhere.
+ *
  * Items belong to the page (tab) that made them. A page sends its own items, and those of pages that are
  * gone (closed, crashed: they stop beating) as orphans. It never sends another live page's item: that page's
  * assessor made those changes from what that page showed, and only that page can ask about a conflict.
@@ -96,8 +101,8 @@ export function adopt(url) {
 
 let seq = Date.now();
 /** Keep `changes` (label fields) for the document at `target.url` and send them. `base` is the revision the
- * page saw; an item already waiting keeps its own (its changes were made first). `time` is the running total
- * of active time on the document. */
+ * page saw; an item already waiting keeps its own (its changes were made first), and a body already sent stays
+ * as it was sent. `time` is the running total of active time on the document. */
 export function record(target, changes, base, time) {
   if (ended) return null;
   const items = load();
@@ -128,6 +133,7 @@ export function keepMine(url, revision) {
   if (!item) return;
   item.base = revision;
   delete item.conflict;
+  delete item.sending;
   store(items);
   status.attempt = 0;
   flush();
@@ -181,7 +187,8 @@ async function sendWaiting(options) {
   while (round) {
     const everyone = round.everyone;
     for (const item of all().filter((i) => !i.error && !i.conflict && (everyone || answersFor(i)))) {
-      const outcome = await send(item);
+      let outcome = await send(item.key);
+      while (outcome === "again") outcome = await send(item.key);
       if (outcome === "retry") {
         status.attempt += 1;
         const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (status.attempt - 1)) + Math.random() * 250;
@@ -199,7 +206,16 @@ async function sendWaiting(options) {
   emit("change");
 }
 
-async function send(item) {
+/** Send the item at `key`: the body of an attempt not yet answered if there is one, else its changes.
+ * "again": answered, and changed since that body was made, so the rest goes out next; "retry": back off. */
+async function send(key) {
+  const item = load()[key];
+  if (!item || item.error || item.conflict) return "done";
+  if (!item.sending) {
+    item.sending = { changes: Object.assign({}, item.changes), base: item.base, time: item.time, seq: item.seq };
+    settle(key, (items, current) => { current.sending = item.sending; });
+  }
+  const body = item.sending;
   let response;
   try {
     response = await fetch(item.url, {
@@ -207,23 +223,30 @@ async function send(item) {
       credentials: "same-origin",
       keepalive: true, // a save started as the page is left still reaches the server
       headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrfToken() },
-      body: JSON.stringify(Object.assign({}, item.changes, { time_spent_ms: item.time, base_revision: item.base })),
+      body: JSON.stringify(Object.assign({}, body.changes, { time_spent_ms: body.time, base_revision: body.base })),
     });
   } catch (e) {
     status.problem = "no connection to the server";
     return "retry";
   }
   const answer = await response.json().catch(() => ({}));
+  // Whatever the server answered, it answered this body; changes made since it was sent go out next.
+  let rest = false;
   if (response.ok) {
-    settle(item, (items, current) => {
-      // Changed again while this was on its way: the rest goes out over the revision just stored.
-      if (current.seq === item.seq) delete items[item.key]; else current.base = answer.revision;
+    settle(key, (items, current) => {
+      rest = current.seq !== body.seq;
+      if (!rest) {
+        delete items[key];
+      } else { // the rest goes out over the revision just stored
+        delete current.sending;
+        current.base = answer.revision;
+      }
     });
     emit("saved", { item, judgment: answer });
-    return "done";
+    return rest ? "again" : "done";
   }
   if (response.status === 409 && answer.code === "stale_revision") {
-    settle(item, (items, current) => { current.conflict = { judgment: answer.judgment }; });
+    settle(key, (items, current) => { delete current.sending; current.conflict = { judgment: answer.judgment }; });
     emit("conflict", { item, judgment: answer.judgment });
     return "done";
   }
@@ -233,17 +256,21 @@ async function send(item) {
   }
   if ([400, 404, 409].includes(response.status)) {
     const detail = answer.detail || Object.entries(answer).map(([k, v]) => k + ": " + v).join("; ") || response.statusText;
-    settle(item, (items, current) => { if (current.seq === item.seq) current.error = detail; });
-    return "done";
+    settle(key, (items, current) => {
+      delete current.sending;
+      rest = current.seq !== body.seq;
+      if (!rest) current.error = detail;
+    });
+    return rest ? "again" : "done";
   }
   status.problem = "the server answered " + response.status;
   return "retry";
 }
 
-function settle(item, change) {
+function settle(key, change) {
   const items = load();
-  if (items[item.key]) {
-    change(items, items[item.key]);
+  if (items[key]) {
+    change(items, items[key]);
     store(items);
   }
 }

@@ -118,6 +118,42 @@ def test_a_stale_tab_can_take_the_version_saved_elsewhere(page, log_in, assignme
     assert tab_a.errors == tab_b.errors == []
 
 
+def test_a_save_whose_answer_was_lost_is_not_taken_for_a_change_made_elsewhere(page, log_in, assignment, pool):
+    """The first save reaches the server but its answer never comes back (a timeout, a dropped network), and
+    the assessor labels on before the retry: their own stored save must not come back as "saved elsewhere"."""
+    log_in(assignment.assessor)
+    open_position(page, assignment, 1)
+    answers_lost = []
+
+    def lose_the_first_answer(route):
+        if route.request.method == "PATCH" and not answers_lost:
+            answers_lost.append(route.fetch().status)  # the server stores it; the page never hears back
+            route.abort("timedout")
+        else:
+            route.continue_()
+
+    page.route("**/judgment/", lose_the_first_answer)
+    page.keyboard.press("2")
+    expect(page.locator("#save-state")).to_have_text("Not saved yet, retrying")
+    assert answers_lost == [200] and labels(pool[0]) == (2, None, "", "")
+
+    page.keyboard.press("e")  # before the retry
+    saved(page)
+    expect(page.get_by_role("dialog", name="Saved elsewhere")).to_be_hidden()
+    assert labels(pool[0]) == (2, 2, "", "")
+    page.keyboard.press("i")
+    page.keyboard.type("Typed while the answer was lost.")
+    page.keyboard.press("Escape")
+    saved(page)
+    assert labels(pool[0]) == (2, 2, "", "Typed while the answer was lost.")
+    # Every state the assessor saved is in the history, once.
+    assert [event[:5] for event in history(pool[0])] == [
+        (1, 2, None, "", ""), (2, 2, 2, "", ""), (3, 2, 2, "", "Typed while the answer was lost."),
+    ]
+    page.unroute("**/judgment/")
+    assert page.errors == []
+
+
 def test_keys_typed_without_a_pause_land_on_the_document_on_screen_when_pressed(page, log_in, assignment, pool):
     log_in(assignment.assessor)
     open_position(page, assignment, 1)

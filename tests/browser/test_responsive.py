@@ -15,7 +15,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from accounts.models import User
-from assessments.models import Assignment, Campaign, Judgment, PoolEntry
+from assessments.models import Assignment, Campaign, Job, Judgment, PoolEntry
 from assessments.services.judging import Labels, record_judgment
 
 pytestmark = pytest.mark.browser
@@ -115,6 +115,10 @@ def test_no_page_overflows_the_screen_sideways(screen, live_server, demo):
         page.goto(url)
         check_fits(page, screen, name)
 
+    # A failed import's errors quote what they could not read, which may be one long unbroken token.
+    token = "clueweb22-" + "0123456789abcdef" * 18
+    Job.objects.create(campaign=demo, kind="import_runs", status=Job.Status.FAILED, message="The run was not imported.",
+                       errors=[f"run.txt, line 3: no document {token} in the collection"])
     page = signed_in(screen, live_server, "ada")
     slug = demo.slug
     disputed = PoolEntry.objects.filter(topic__campaign=demo, topic__is_training=True).order_by("order", "pk").first().document

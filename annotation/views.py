@@ -107,7 +107,7 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
         "controls": _controls(scheme, topic.compared_objects),
         "commands": keys["commands"],
         "payload": payload,
-        "replies": discussion.replies_for_judge_page(assignment, document.pk, here.labels),
+        "replies": discussion.replies_for_judge_page(assignment, document.pk, has_replies=here.has_replies),
     }
     response = render(request, "annotation/_document.html" if request.htmx else "annotation/judge.html", context)
     response["Content-Security-Policy"] = JUDGE_PAGE_CSP

@@ -36,6 +36,7 @@ from .models import (
     PoolEntry,
     QrelsSnapshot,
 )
+from .selectors.discussion import is_discussed
 
 
 def campaigns_for_user(user: User) -> QuerySet[Campaign]:
@@ -207,9 +208,10 @@ def get_job_for_organiser(user: User, job_id: int, *, campaign: Campaign | None 
 
 
 def get_judgment_for_discussion(campaign: Campaign, judgment_id: int) -> Judgment:
-    """A judgment of the campaign that carries a flag or a note (what the discussion page lists); 404 otherwise."""
+    """A judgment of the campaign that carries a flag, a note or replies (what the discussion page lists); 404
+    otherwise."""
     judgment = (
-        Judgment.objects.filter(pk=judgment_id, topic__campaign=campaign).exclude(flagged=False, note="")
+        Judgment.objects.filter(is_discussed(), pk=judgment_id, topic__campaign=campaign)
         .select_related("topic", "assessor").first()
     )
     if judgment is None:

@@ -1,6 +1,9 @@
 """Reads for the discussion: the flagged and noted judgments of a campaign with their replies (the organisers'
 page), and the replies an assessor may see (their judge page and My work).
 
+A judgment stays discussed once it has a reply, even after its assessor takes the flag and the note away (as
+they do once a question is settled): otherwise the thread would vanish for both sides.
+
 Training stays blind: an assessor sees replies on a training judgment only once its round is closed, since a
 reply could tell them how the others labelled it.
 """
@@ -8,7 +11,7 @@ reply could tell them how the others labelled it.
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 
 from accounts.models import User
 from assessments.models import Assignment, Campaign, Judgment, Phase, Reply
@@ -27,12 +30,17 @@ class DiscussionItem:
         return "resolved" if replies and replies[len(replies) - 1].resolves else "open"
 
 
+def is_discussed() -> Q:
+    """The condition on judgments that makes one a discussion: a flag, a note or a reply."""
+    return Q(flagged=True) | ~Q(note="") | Q(Exists(Reply.objects.filter(judgment=OuterRef("pk"))))
+
+
 def discussed_judgments(campaign: Campaign) -> QuerySet[Judgment]:
-    """The campaign's judgments that carry a flag or a note (copies made for duplicates left out: the original
-    carries the same), in topic, document and assessor order, with their replies: three queries in all."""
+    """The campaign's judgments that carry a flag, a note or replies (copies made for duplicates left out: the
+    original carries the same), in topic, document and assessor order, with their replies: three queries in all."""
     return (
         Judgment.objects.filter(topic__campaign=campaign)
-        .filter(Q(flagged=True) | ~Q(note=""))
+        .filter(is_discussed())
         .exclude(source=Judgment.Source.DUPLICATE)
         .select_related("assessor", "topic", "document")
         .defer("document__body", "document__metadata")
@@ -65,10 +73,10 @@ def replies_visible(assignment: Assignment, campaign: Campaign) -> bool:
     return assignment.round < campaign.training_round or campaign.phase in (Phase.MAIN, Phase.CLOSED)
 
 
-def replies_for_judge_page(assignment: Assignment, document_id: int, labels: dict | None) -> list[Reply]:
-    """The replies to the assessor's own judgment of this document, when they may see them. No query unless their
-    judgment carries a flag or a note (only those are discussed), so the judge page costs the same otherwise."""
-    if not labels or not (labels.get("flagged") or labels.get("note")):
+def replies_for_judge_page(assignment: Assignment, document_id: int, *, has_replies: bool) -> list[Reply]:
+    """The replies to the assessor's own judgment of this document, when they may see them. No query unless it
+    has replies (`QueuePosition.has_replies`), so the judge page costs the same otherwise."""
+    if not has_replies:
         return []
     if not replies_visible(assignment, assignment.topic.campaign):
         return []

@@ -10,7 +10,7 @@ from django.db.models import Case, Exists, F, Func, IntegerField, OuterRef, Quer
 from django.db.models.functions import Coalesce
 
 from accounts.models import User
-from assessments.models import Assignment, AssignmentItem, Judgment, PoolEntry
+from assessments.models import Assignment, AssignmentItem, Judgment, PoolEntry, Reply
 
 
 def active_assignments(user: User) -> QuerySet[Assignment]:
@@ -102,6 +102,7 @@ class QueuePosition:
     preceding_unjudged: int | None  # the last unjudged position before this one
     first_unjudged: int | None
     labels: dict | None  # the assessor's own current labels here (Judgment fields), None if not judged
+    has_replies: bool  # organisers replied to that judgment (the judge page then reads the replies)
 
     @property
     def next_unjudged(self) -> int | None:
@@ -152,6 +153,7 @@ def queue_position(assignment: Assignment, position: int) -> QueuePosition | Non
                    (SELECT min(pos) FROM queue WHERE NOT judged AND pos > q.pos),
                    (SELECT max(pos) FROM queue WHERE NOT judged AND pos < q.pos),
                    (SELECT min(pos) FROM queue WHERE NOT judged),
+                   EXISTS (SELECT 1 FROM {Reply._meta.db_table} r WHERE r.judgment_id = j.id),
                    {", ".join(f"j.{field}" for field in _OWN_LABELS)}
               FROM queue q
               LEFT JOIN {Judgment._meta.db_table} j
@@ -163,9 +165,9 @@ def queue_position(assignment: Assignment, position: int) -> QueuePosition | Non
         row = cursor.fetchone()
     if row is None:
         return None
-    entry_id, document_id, pos, total, judged, is_judged, following, preceding, first = row[: -len(_OWN_LABELS)]
+    entry_id, document_id, pos, total, judged, is_judged, following, preceding, first, has_replies = row[: -len(_OWN_LABELS)]
     labels = dict(zip(_OWN_LABELS, row[-len(_OWN_LABELS):], strict=True)) if is_judged else None
-    return QueuePosition(entry_id, document_id, pos, total, judged, is_judged, following, preceding, first, labels)
+    return QueuePosition(entry_id, document_id, pos, total, judged, is_judged, following, preceding, first, labels, bool(has_replies))
 
 
 _OWN_LABELS = ("relevance", "quality", "stance", "note", "flagged", "time_spent_ms", "source", "revision")

@@ -17,6 +17,7 @@ def reply(*, judgment: Judgment, text: str, resolves: bool, by: User) -> Reply:
     text = text.strip()
     if not text:
         raise DiscussionError("write a reply")
-    if not (judgment.flagged or judgment.note):
+    # Once replied to, a judgment stays discussed: its assessor may have taken the flag and the note away.
+    if not (judgment.flagged or judgment.note or judgment.replies.exists()):
         raise DiscussionError("this judgment has neither a flag nor a note to discuss")
     return Reply.objects.create(judgment=judgment, author=by, text=text, resolves=resolves)

@@ -96,6 +96,27 @@ def test_main_phase_replies_show_at_once_and_another_assessor_never_sees_them(cl
     assert "Judge the text only." not in client.get(reverse("annotation:my_work")).content.decode()
 
 
+def test_a_thread_stays_for_both_sides_once_the_assessor_takes_the_flag_and_note_away(client, organiser, campaign, pool, bob):
+    topic, document = pool[0].topic, pool[0].document
+    assignment = Assignment.objects.get(assessor=bob)
+    Assignment.objects.filter(pk=assignment.pk).update(phase="main")
+    judgment = record_judgment(topic=topic, document=document, assessor=bob, labels=Labels(relevance=1, flagged=True, note="spam?"), phase="main")
+    client.force_login(organiser)
+    client.post(reverse("assessments:discussion_reply", args=[campaign.slug, judgment.pk]), {"text": "Not spam: judge it.", "resolves": "1"})
+
+    record_judgment(topic=topic, document=document, assessor=bob, labels=Labels(relevance=2), phase="main")  # settled
+
+    listed = page(client, campaign)
+    assert f'id="judgment-{judgment.pk}"' in listed and "Not spam: judge it." in listed
+    assert f'id="judgment-{judgment.pk}"' in page(client, campaign, status="resolved")
+    client.post(reverse("assessments:discussion_reply", args=[campaign.slug, judgment.pk]), {"text": "One more thing."})
+    assert Reply.objects.filter(judgment=judgment).count() == 2
+    client.force_login(bob)
+    opened = client.get(reverse("annotation:document", args=[assignment.pk, document.pk]))
+    shown = client.get(opened["Location"]).content.decode()
+    assert "Not spam: judge it." in shown and "One more thing." in shown
+
+
 @pytest.fixture
 def cast(organiser, oscar, admin_user, alice):
     return {"olivia": organiser, "oscar": oscar, "ada": admin_user, "alice": alice}

@@ -6,6 +6,8 @@
 * ``GET  jobs/<id>/``: a job's progress (done/total), and once finished its summary, warnings or errors.
 * ``POST jobs/<id>/cancel/``: cancel a queued job, or stop a running one at its next step (nothing is stored).
 * ``POST jobs/<id>/retry/``: queue a failed job again (202), with the files it was given.
+* ``POST jobs/<id>/confirm/``: run a job refused until someone decides (``result.confirm``, e.g. changes to judged
+  topics) again on its own files, applying exactly what it listed (202); it is refused again if that changed.
 
 Uploads are answered at once with the queued job; poll it until its status is ``succeeded``, ``failed`` or
 ``cancelled`` (every job ends: one whose worker is lost is failed within a minute or two, saying so). When the
@@ -61,7 +63,8 @@ class DocumentCountsSerializer(serializers.Serializer):
 class TopicUploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="Touché topics XML or number<TAB>title lines, plain or gzip")
     allow_changes = serializers.BooleanField(
-        default=False, help_text="apply changes to topics that have judgments; without it such a job fails listing them"
+        default=False, help_text="apply whatever changes the file makes to topics that have judgments; without it such a "
+        "job fails listing them, and POST jobs/<id>/confirm/ applies exactly those"
     )
 
 
@@ -199,6 +202,16 @@ class JobRetryView(_JobChangeView):
     answer = status.HTTP_202_ACCEPTED
 
 
+@extend_schema_view(post=extend_schema(
+    request=None, responses={202: JobSerializer},
+    summary="Run a job refused until someone decides (result.confirm) again on its own files, applying exactly what it "
+    "listed; 409 when it asked for no confirmation or its files are gone",
+))
+class JobConfirmView(_JobChangeView):
+    change = staticmethod(job_queue.confirm_job)
+    answer = status.HTTP_202_ACCEPTED
+
+
 def register(router) -> list:
     return [
         path("campaigns/<slug:slug>/topics/", TopicsView.as_view(), name="api-topics"),
@@ -207,4 +220,5 @@ def register(router) -> list:
         path("jobs/<int:job_id>/", JobView.as_view(), name="api-job"),
         path("jobs/<int:job_id>/cancel/", JobCancelView.as_view(), name="api-job-cancel"),
         path("jobs/<int:job_id>/retry/", JobRetryView.as_view(), name="api-job-retry"),
+        path("jobs/<int:job_id>/confirm/", JobConfirmView.as_view(), name="api-job-confirm"),
     ]

@@ -15,9 +15,10 @@ class CampaignSerializer(serializers.ModelSerializer):
 class JobSerializer(serializers.ModelSerializer):
     percent = serializers.IntegerField(read_only=True)
     can_retry = serializers.BooleanField(read_only=True, help_text="failed, and its inputs are still kept")
+    can_confirm = serializers.BooleanField(read_only=True, help_text="refused until the changes it lists are confirmed, inputs kept")
 
     class Meta:
         model = Job
         fields = ["id", "kind", "status", "params", "done", "total", "percent", "message", "errors", "warnings", "result",
-                  "created_at", "started_at", "finished_at", "heartbeat_at", "attempts", "cancel_requested_at", "can_retry"]
+                  "created_at", "started_at", "finished_at", "heartbeat_at", "attempts", "cancel_requested_at", "can_retry", "can_confirm"]
         read_only_fields = fields

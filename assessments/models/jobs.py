@@ -79,5 +79,15 @@ class Job(models.Model):
     @property
     def can_retry(self) -> bool:
         """A failed job can run again while its inputs are there: the uploaded files of a failed job are kept
-        for a while (JOB_FILES_KEPT_HOURS) unless a line of them was wrong; other kinds read the database."""
+        for a while (JOB_FILES_KEPT_HOURS) unless a line of them was wrong; other kinds read the database. A job
+        refused until someone decides (`result["confirm"]`) would fail the same way: it is confirmed instead."""
+        return self._inputs_kept and not self.result.get("confirm")
+
+    @property
+    def can_confirm(self) -> bool:
+        """A failed job that asked for a decision (the changes it listed, to confirm) and still has its inputs."""
+        return self._inputs_kept and bool(self.result.get("confirm"))
+
+    @property
+    def _inputs_kept(self) -> bool:
         return self.status == self.Status.FAILED and (not self.params.get("files") or self.upload_folder.is_dir())

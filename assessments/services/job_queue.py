@@ -99,19 +99,44 @@ def retry_job(*, job: Job, by: User) -> Job:
     """Queue a failed job again as it was first asked: the same row and the same uploaded files (kept for
     JOB_FILES_KEPT_HOURS after a failure), with its progress, message and errors cleared.
 
-    Raises JobStateError when the job has not failed or its files are gone, and JobNotQueued (leaving the job
-    failed as it was) when the broker cannot take it.
+    Raises JobStateError when the job has not failed, its files are gone or it waits for a decision (confirm it
+    instead), and JobNotQueued (leaving the job failed as it was) when the broker cannot take it.
     """
+    _check_failed(job, "retried")
+    if job.result.get("confirm"):
+        raise JobStateError(f"job {job.pk} waits for the changes it listed to be confirmed; a retry would be refused the same way")
+    return _queue_again(job, by=by, params=job.params, why="retried")
+
+
+def confirm_job(*, job: Job, by: User) -> Job:
+    """Run a job refused until someone decides (`result["confirm"]`, e.g. changes to judged topics) again on the
+    very files it was given, with that decision made for exactly what the refusal listed (`result["digest"]`):
+    had the campaign changed since so that the files would change something else, the job is refused again,
+    listing that. Not a new upload: what is confirmed is what was shown. Raises as `retry_job` does.
+    """
+    _check_failed(job, "confirmed")
+    if not job.result.get("confirm"):
+        raise JobStateError(f"job {job.pk} asked for no confirmation; retry it instead")
+    confirmed = {"what": job.result["confirm"], "digest": job.result.get("digest"), "by": by.pk}
+    return _queue_again(job, by=by, params={**job.params, "confirmed": confirmed}, why="confirmed")
+
+
+def _check_failed(job: Job, done: str) -> None:
     if job.status != Job.Status.FAILED:
-        raise JobStateError(f"job {job.pk} has not failed ({job.get_status_display().lower()}); only a failed job is retried")
-    if not job.can_retry:
+        raise JobStateError(f"job {job.pk} has not failed ({job.get_status_display().lower()}); only a failed job is {done}")
+    if job.params.get("files") and not job.upload_folder.is_dir():
         raise JobStateError(f"the files of job {job.pk} were removed; upload them again")
-    before = {name: getattr(job, name) for name in _RETRY_RESETS}
+
+
+def _queue_again(job: Job, *, by: User, params: dict, why: str) -> Job:
+    """The failed job queued again with `params`, its progress, message and errors cleared (all undone when the
+    broker cannot take it)."""
+    before = {name: getattr(job, name) for name in (*_RETRY_RESETS, "params")}
     with transaction.atomic():
-        if not Job.objects.filter(pk=job.pk, status=Job.Status.FAILED).update(**_RETRY_RESETS):
+        if not Job.objects.filter(pk=job.pk, status=Job.Status.FAILED).update(**_RETRY_RESETS, params=params):
             raise JobStateError(f"job {job.pk} changed meanwhile; look again")
         _dispatch_on_commit(job, undo=lambda: Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED).update(**before))
-    logger.info("job %s retried by %s", job.pk, by.username)
+    logger.info("job %s %s by %s", job.pk, why, by.username)
     job.refresh_from_db()
     return job
 

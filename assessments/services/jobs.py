@@ -34,6 +34,7 @@ from django.db import Error, InterfaceError, OperationalError, connection
 from django.db.models import F, Q
 from django.utils import timezone
 
+from accounts.models import User
 from assessments.formats.errors import FormatError
 from assessments.models import Campaign, Job
 
@@ -113,6 +114,13 @@ def campaign_of(job: Job) -> Campaign:
     if job.campaign is None:
         raise ValueError(f"a {job.kind} job needs a campaign")
     return job.campaign
+
+
+def acting_user(job: Job) -> User | None:
+    """Whom a job's changes are recorded for: whoever confirmed the decision it asked for (job_queue.confirm_job),
+    else whoever started it."""
+    confirmed_by = job.params.get("confirmed", {}).get("by")
+    return User.objects.filter(pk=confirmed_by).first() if confirmed_by else job.created_by
 
 
 def has_handler(kind: str) -> bool:
@@ -234,12 +242,13 @@ def _failure(job: Job, exc: BaseException) -> dict:
     if isinstance(exc, ValueError):  # FormatError and the services' domain errors
         # A refusal may list its problems (`problems`, one line each) and say what would let it through (`result`,
         # e.g. {"confirm": "allow_changes"}), so the page can ask for that decision. The files are kept for a
-        # retry, which can succeed once the campaign has changed (its topics imported, say), unless the file
-        # itself is wrong or the refusal waits for a decision: then a retry would fail the same way.
+        # retry, which can succeed once the campaign has changed (its topics imported, say), or for the decision
+        # (job_queue.confirm_job runs the job again on the very files whose changes it listed); unless the file
+        # itself is wrong: then a retry would fail the same way.
         refusal = dict(getattr(exc, "result", None) or {})
         return {
             "status": Job.Status.FAILED, "message": str(exc), "errors": list(getattr(exc, "problems", None) or [str(exc)]),
-            "result": refusal, "keep_files": not isinstance(exc, FormatError) and not refusal,
+            "result": refusal, "keep_files": not isinstance(exc, FormatError),
         }
     if isinstance(exc, Error) and _connection_lost():
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -42,14 +42,14 @@ class MultipleFileField(forms.FileField):
 class TopicsForm(forms.Form):
     kind = "import_topics"
     file = forms.FileField(label="Topics file", help_text="Touché topics XML (any year's shape) or number<TAB>title lines, plain or gzip")
-    # Set by the confirmation a refused import shows (the changes it lists), never ticked by default.
-    allow_changes = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
+    # Changes to judged topics are confirmed on the refused job (job_change "confirm"), which runs again on its
+    # own file: a new upload could change other topics than the ones listed.
     def uploads(self) -> list:
         return [self.cleaned_data["file"]]
 
     def options(self) -> dict:
-        return {"allow_changes": self.cleaned_data["allow_changes"]}
+        return {}
 
 
 class DocumentsForm(forms.Form):
@@ -130,15 +130,16 @@ def job_status(request: AuthenticatedHttpRequest, slug: str, job_id: int) -> Htt
     return render(request, "assessments/_job_status.html", {"campaign": campaign, "job": job})
 
 
-# What Cancel and Retry do, and where the job is shown when the page is posted without htmx.
-JOB_CHANGES = {"cancel": job_queue.cancel_job, "retry": job_queue.retry_job}
+# What Cancel, Retry and Confirm do, and where the job is shown when the page is posted without htmx.
+JOB_CHANGES = {"cancel": job_queue.cancel_job, "retry": job_queue.retry_job, "confirm": job_queue.confirm_job}
 PAGE_OF_KIND = {"build_pool": "assessments:pool", "import_qrels": "assessments:qrels"}
 
 
 @require_POST
 @login_required
 def job_change(request: AuthenticatedHttpRequest, slug: str, job_id: int, change: str) -> HttpResponse:
-    """Cancel a queued or running job, or retry a failed one (the service says when it cannot)."""
+    """Cancel a queued or running job, retry a failed one, or confirm what a refused one listed (the service says
+    when it cannot)."""
     campaign = access.get_campaign_for_organiser(request.user, slug)
     job = access.get_job_for_organiser(request.user, job_id, campaign=campaign)
     try:
@@ -158,4 +159,5 @@ urlpatterns = [
     path("<slug:slug>/jobs/<int:job_id>/", job_status, name="job"),
     path("<slug:slug>/jobs/<int:job_id>/cancel/", job_change, {"change": "cancel"}, name="job_cancel"),
     path("<slug:slug>/jobs/<int:job_id>/retry/", job_change, {"change": "retry"}, name="job_retry"),
+    path("<slug:slug>/jobs/<int:job_id>/confirm/", job_change, {"change": "confirm"}, name="job_confirm"),
 ]

@@ -1,6 +1,7 @@
 """Safe topic re-imports: a topic with judgments never changes silently. A file that would change one is refused
-with each change listed, and changes nothing; confirmed (--allow-changes, the page's confirmation, the API flag)
-it applies them and records each in the timeline. New, unchanged and unjudged topics import as before."""
+with each change listed, and changes nothing; confirmed (--allow-changes or the API flag for any change, the
+page's or the API's confirmation of the refused job for exactly the changes it listed) it applies them and
+records each in the timeline. New, unchanged and unjudged topics import as before."""
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -94,28 +95,72 @@ def test_new_unchanged_and_unjudged_topics_import_as_before(judged, write_file, 
     assert not AuditEvent.objects.filter(action="topic.changed").exists()
 
 
-def test_the_page_asks_for_confirmation_and_the_api_takes_a_flag(client, judged, organiser_of, django_capture_on_commit_callbacks):
-    client.force_login(organiser_of(judged))
+def test_the_page_confirms_exactly_the_refused_files_changes(client, judged, organiser_of, django_capture_on_commit_callbacks):
+    olivia = organiser_of(judged)
+    client.force_login(olivia)
     url = reverse("assessments:import_upload", args=[judged.slug, "topics"])
     with django_capture_on_commit_callbacks(execute=True):
         client.post(url, {"topics-file": SimpleUploadedFile("second.xml", SECOND.encode())})
     job = Job.objects.get()
-    assert job.status == "failed" and job.result["confirm"] == "allow_changes"
+    assert job.status == "failed" and job.result["confirm"] == "allow_changes" and job.can_confirm and not job.can_retry
     block = client.get(reverse("assessments:job", args=[judged.slug, job.pk])).content.decode()
-    assert "topic 1 (1 judgment): title" in block and 'name="topics-allow_changes"' in block
+    confirm = reverse("assessments:job_confirm", args=[judged.slug, job.pk])
+    assert "topic 1 (1 judgment): title" in block and f'action="{confirm}"' in block and 'type="file"' not in block
     assert judged.topics.get(number="1").title == "Cats or dogs?"
+    # An upload cannot carry the confirmation: a different file's changes would apply without being listed.
     with django_capture_on_commit_callbacks(execute=True):
-        client.post(url, {"topics-file": SimpleUploadedFile("second.xml", SECOND.encode()), "topics-allow_changes": "on"})
-    assert Job.objects.get(pk__gt=job.pk).status == "succeeded"
-    assert judged.topics.get(number="1").title == "Cats or dogs as pets?"
-    assert AuditEvent.objects.get(action="topic.changed").actor.username == "olivia"
+        client.post(url, {"topics-file": SimpleUploadedFile("third.xml", SECOND.replace("as pets", "as wild animals").encode()), "topics-allow_changes": "on"})
+    assert Job.objects.get(pk__gt=job.pk).status == "failed" and judged.topics.get(number="1").title == "Cats or dogs?"
 
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(confirm)
+
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == ("succeeded", 2) and not job.upload_folder.exists()
+    assert judged.topics.get(number="1").title == "Cats or dogs as pets?"
+    assert AuditEvent.objects.get(action="topic.changed").actor == olivia
+
+
+def test_a_confirmation_applies_nothing_when_the_listed_changes_no_longer_hold(judged, organiser_of, write_file, command, django_capture_on_commit_callbacks):
+    """Between the refusal and the confirmation, topic 1 was changed another way: the confirmed file would now
+    change other values than those listed, so it is refused again, listing what it would change now."""
     api = APIClient()
     api.force_authenticate(organiser_of(judged))
     with django_capture_on_commit_callbacks(execute=True):
-        response = api.post(reverse("api-topics", args=[judged.slug]), {"file": SimpleUploadedFile("first.xml", FIRST.encode())})
+        response = api.post(reverse("api-topics", args=[judged.slug]), {"file": SimpleUploadedFile("second.xml", SECOND.encode())})
     refused = Job.objects.get(pk=response.json()["id"])
-    assert refused.status == "failed" and refused.errors[1].startswith("topic 1 (1 judgment)")
+    assert api.get(reverse("api-job", args=[refused.pk])).json()["can_confirm"] and refused.errors[1].startswith("topic 1 (1 judgment): title 'Cats or dogs?'")
+    meanwhile = SECOND.replace("Cats or dogs as pets?", "Cats or dogs, meanwhile?")
+    assert command("import_topics", judged.slug, write_file("meanwhile.xml", meanwhile), "--allow-changes").code == 0
+
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api.post(reverse("api-job-confirm", args=[refused.pk]))
+
+    assert answer.status_code == 202
+    refused.refresh_from_db()
+    assert refused.status == "failed" and "changed since the changes were confirmed" in refused.errors[0]
+    assert refused.errors[1].startswith("topic 1 (1 judgment): title 'Cats or dogs, meanwhile?' → 'Cats or dogs as pets?'")
+    assert judged.topics.get(number="1").title == "Cats or dogs, meanwhile?"
+    # Confirmed again, now for the changes listed now, it applies them.
+    with django_capture_on_commit_callbacks(execute=True):
+        api.post(reverse("api-job-confirm", args=[refused.pk]))
+    assert Job.objects.get(pk=refused.pk).status == "succeeded" and judged.topics.get(number="1").title == "Cats or dogs as pets?"
+
+
+def test_the_api_confirms_a_refused_job_retries_none_and_still_takes_a_flag(judged, organiser_of, django_capture_on_commit_callbacks):
+    api = APIClient()
+    api.force_authenticate(organiser_of(judged))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(reverse("api-topics", args=[judged.slug]), {"file": SimpleUploadedFile("second.xml", SECOND.encode())})
+    refused = response.json()["id"]
+    assert api.post(reverse("api-job-retry", args=[refused])).status_code == 409  # it would be refused the same way
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api.post(reverse("api-job-confirm", args=[refused]))
+    assert answer.status_code == 202 and Job.objects.get(pk=refused).status == "succeeded"
+    assert api.post(reverse("api-job-confirm", args=[refused])).status_code == 409  # nothing left to confirm
+    assert Topic.objects.get(campaign=judged, number="1").title == "Cats or dogs as pets?"
+
+    # A script that means any change says so up front (like --allow-changes).
     with django_capture_on_commit_callbacks(execute=True):
         response = api.post(reverse("api-topics", args=[judged.slug]), {
             "file": SimpleUploadedFile("first.xml", FIRST.encode()), "allow_changes": True,

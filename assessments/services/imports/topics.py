@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,17 +41,26 @@ class TopicChange:
         return f"topic {self.number} ({self.judgments} judgment{'s' if self.judgments != 1 else ''}): {changes}"
 
 
-class JudgedTopicsWouldChange(ImportProblem):
-    """The file changes topics that already have judgments, and the organiser has not confirmed it."""
+def changes_digest(changes: list[TopicChange]) -> str:
+    """A fingerprint of exactly these changes, values in full (`describe` shortens them), to tie a confirmation
+    to the changes that were listed when it was asked for."""
+    listed = [[c.number, sorted([field, old, new] for field, (old, new) in c.fields.items())] for c in changes]
+    return hashlib.sha256(json.dumps(listed, ensure_ascii=False).encode()).hexdigest()
 
-    def __init__(self, source: str, changes: list[TopicChange]) -> None:
+
+class JudgedTopicsWouldChange(ImportProblem):
+    """The file changes topics that already have judgments, and the organiser has not confirmed it (or confirmed
+    other changes than these: the campaign's topics changed since)."""
+
+    def __init__(self, source: str, changes: list[TopicChange], *, stale: bool = False) -> None:
         self.changes = changes
+        since = "the judged topics changed since the changes were confirmed: " if stale else ""
         self.problems = [
-            f"{source}: {len(changes)} judged topic{'s' if len(changes) != 1 else ''} would change; nothing was imported. "
-            "Import again with the changes allowed (--allow-changes, or confirm on the page) to apply them:",
+            f"{source}: {since}{len(changes)} judged topic{'s' if len(changes) != 1 else ''} would change; nothing was "
+            "imported. Import again with the changes allowed (--allow-changes, or confirm on the page) to apply them:",
             *(change.describe() for change in changes),
         ]
-        self.result = {"confirm": "allow_changes", "changes": [c.number for c in changes]}
+        self.result = {"confirm": "allow_changes", "changes": [c.number for c in changes], "digest": changes_digest(changes)}
         super().__init__(" ".join(self.problems))
 
 
@@ -64,6 +75,7 @@ def import_topics(
     path: str | Path,
     name: str | None = None,
     allow_changes: bool = False,
+    confirmed_changes: str | None = None,
     by: User | None = None,
     progress: Progress | None = None,
 ) -> ImportSummary:
@@ -73,7 +85,9 @@ def import_topics(
     A topic with judgments is never changed silently: its assessors judged what it said. Unless `allow_changes`,
     a file that would change a judged topic's title, description, narrative, objects, cause or effect is
     refused with each change listed (JudgedTopicsWouldChange) and nothing is stored; allowed, each such change is
-    an audit event with the values before and after. New topics, unchanged ones and topics nobody judged yet
+    an audit event with the values before and after. `confirmed_changes`, the digest of a refusal
+    (`result["digest"]`), allows exactly the changes that refusal listed: if they differ now, the import is refused
+    again with the changes it would make now. New topics, unchanged ones and topics nobody judged yet
     import as they always did.
 
     A re-import never deletes: a topic missing from the new file may already have pools and judgments, and
@@ -121,7 +135,8 @@ def import_topics(
         ]
         content_changes = [c for c in content_changes if c.fields]  # a new position alone changes no meaning
         if content_changes and not allow_changes:
-            raise JudgedTopicsWouldChange(source.name, content_changes)
+            if confirmed_changes is None or confirmed_changes != changes_digest(content_changes):
+                raise JudgedTopicsWouldChange(source.name, content_changes, stale=confirmed_changes is not None)
         Topic.objects.bulk_create(created)
         Topic.objects.bulk_update(changed, _TOPIC_FIELDS)
         for change in content_changes:

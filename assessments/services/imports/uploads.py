@@ -95,7 +95,7 @@ def _import_topics_job(job: Job, progress: Progress) -> dict:
     paths, names = job_inputs(job)
     return import_topics(
         campaign=jobs.campaign_of(job), path=paths[0], name=names[0], allow_changes=bool(job.params.get("allow_changes")),
-        by=job.created_by, progress=progress,
+        confirmed_changes=job.params.get("confirmed", {}).get("digest"), by=jobs.acting_user(job), progress=progress,
     ).as_result()
 
 

@@ -37,8 +37,16 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, Literal, NoReturn
 
-from .errors import FormatError
-from .reading import MAX_BLANK_LINES, MAX_DECOMPRESSED_BYTES, MAX_RECORD_BYTES, blank_line_limit, open_input
+from .errors import FormatError, shown
+from .reading import (
+    CONTROL,
+    MAX_BLANK_LINES,
+    MAX_DECOMPRESSED_BYTES,
+    MAX_RECORD_BYTES,
+    blank_line_limit,
+    character_problem,
+    open_input,
+)
 
 Format = Literal["auto", "argsme", "jsonl", "passages"]
 
@@ -254,6 +262,9 @@ def _doc_id(value: object, key: str, source: str, line: int) -> str:
     if not isinstance(value, str):
         raise FormatError(source, line, f"{key} must be a string, got {_json_type(value)}")
     doc_id = value.strip()
+    if control := CONTROL.search(doc_id):
+        # Stored, it would reach every run, qrels file and export unseen.
+        raise FormatError(source, line, f"{key} {shown(value)} contains a {character_problem(control.group())}")
     if not doc_id or len(doc_id.split()) != 1:
         # Runs and qrels are whitespace-separated, so such an id could never be judged.
         raise FormatError(source, line, f"{key} {value!r} is empty or contains whitespace")

@@ -12,6 +12,9 @@ after bounded memory and time, never in a traceback:
   memory is bounded by what one line may hold, not by the file.
 * More than `MAX_BLANK_LINES` blank lines end the read: they cost time and mean nothing.
 * NUL is refused everywhere: PostgreSQL text cannot hold it, and stripping it would change an id.
+* In files of whitespace-separated fields (runs, qrels: `line_batches(..., fields=True)`) other control
+  characters are refused too, which an id would carry unseen into the database and every export, and so are
+  spaces other than ASCII space and tab: str.split() takes a no-break space for a separator, a reader does not.
 
 Line numbers are physical and 1-based. Lines end as in Python's text mode: ``\\n``, ``\\r\\n`` or a lone ``\\r``.
 """
@@ -21,6 +24,8 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
+import unicodedata
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,6 +41,11 @@ MAX_EXPANSION = 100
 EXPANSION_FLOOR = 64 << 20  # below this much output any ratio is harmless (a file of one repeated line)
 MAX_DECOMPRESSED_BYTES = 64 << 30  # the default; the import services pass the deployment's setting
 BLOCK_BYTES = 1 << 20
+
+# Control characters but NUL (refused before decoding), tab (a separator) and \n (the line end), and the spaces
+# other than ASCII space and tab (str.isspace(); \x85 and \x1c-\x1f are among the controls).
+CONTROL = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f]")
+CONTROL_OR_SPACE = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 
 
 @contextmanager
@@ -96,12 +106,15 @@ class _Gunzipped(io.RawIOBase):
         return len(data)
 
 
-def line_batches(stream: BinaryIO, *, source: str, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[list[str]]:
+def line_batches(
+    stream: BinaryIO, *, source: str, max_line_bytes: int = MAX_LINE_BYTES, fields: bool = False
+) -> Iterator[list[str]]:
     """The stream's lines as text, without their ``\\n``, in lists of about a megabyte.
 
     Raises `FormatError` with the line for a line longer than ``max_line_bytes``, a NUL byte, or bytes that are
-    not UTF-8. A block is cut at its last line end and decoded as a whole, so the checks cost a few C passes per
-    megabyte, nothing per line.
+    not UTF-8; with `fields` (lines of fields separated by ASCII spaces and tabs), for a control character or
+    another space too, so that str.split() splits the lines on ASCII spaces and tabs only. A block is cut at its
+    last line end and decoded as a whole, so the checks cost a few C passes per megabyte, nothing per line.
     """
     block_bytes = min(BLOCK_BYTES, max_line_bytes)  # then only the line a block continues can be too long
     done = 0  # lines before `carry`
@@ -120,25 +133,38 @@ def line_batches(stream: BinaryIO, *, source: str, max_line_bytes: int = MAX_LIN
             continue
         if len(carry) + block.find(b"\n") > max_line_bytes:
             raise _too_long(source, done + 1, max_line_bytes)
-        lines = _decoded(carry + block[:end], source, done)
+        lines = _decoded(carry + block[:end], source, done, fields)
         carry = block[end + 1 :]
         done += len(lines)
         yield lines
     if carry:
-        yield _decoded(carry, source, done)
+        yield _decoded(carry, source, done, fields)
 
 
-def _decoded(data: bytes, source: str, done: int) -> list[str]:
+def _decoded(data: bytes, source: str, done: int, fields: bool) -> list[str]:
     if b"\x00" in data:
         raise FormatError(source, done + data.count(b"\n", 0, data.index(b"\x00")) + 1, "the line contains a NUL byte")
     try:
-        return data.decode("utf-8").split("\n")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line_start = data.rfind(b"\n", 0, exc.start) + 1
         raise FormatError(
             source, done + data.count(b"\n", 0, exc.start) + 1,
             f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column {exc.start - line_start + 1})",
         ) from None
+    if fields and (found := CONTROL_OR_SPACE.search(text)):
+        at = found.start()
+        column = at - text.rfind("\n", 0, at)
+        raise FormatError(source, done + text.count("\n", 0, at) + 1, f"{character_problem(found.group())} at column {column}")
+    return text.split("\n")
+
+
+def character_problem(character: str) -> str:
+    """What is wrong with a character that CONTROL_OR_SPACE found, for a message."""
+    code = f"U+{ord(character):04X}"
+    if character.isspace() and not CONTROL.match(character):
+        return f"{code} ({unicodedata.name(character).lower()}) where only an ASCII space or tab may separate fields"
+    return f"control character {code}"
 
 
 def _too_long(source: str, line: int, limit: int) -> FormatError:

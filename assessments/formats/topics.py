@@ -6,6 +6,8 @@ whatever name the organiser's browser gives them.
 
 from __future__ import annotations
 
+from .errors import FormatError, shown
+from .reading import CONTROL, character_problem
 from .topics_tsv import parse_topics_tsv
 from .topics_xml import TopicRecord, parse_topics, too_long
 
@@ -17,5 +19,11 @@ def parse_topic_file(data: bytes, *, source: str, max_bytes: int = 20_000_000) -
     if len(data) > max_bytes:
         raise too_long(data, source, max_bytes)
     if data.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<") or data.startswith(_UTF16_BOMS):
-        return parse_topics(data, source=source, max_bytes=max_bytes)
-    return parse_topics_tsv(data, source=source)
+        records = parse_topics(data, source=source, max_bytes=max_bytes)
+    else:
+        records = parse_topics_tsv(data, source=source)
+    for record in records:
+        # Runs and qrels name topics by number, and their reader refuses control characters.
+        if control := CONTROL.search(record.number):
+            raise FormatError(source, record.line, f"topic number {shown(record.number)} contains a {character_problem(control.group())}")
+    return records

@@ -131,7 +131,7 @@ def _decoded(file: InputFile, position: list[int]) -> Iterator[str]:
     """The file's lines as text (gunzipped if it is gzip, within the limits of formats.reading), keeping
     ``position[0]`` at the physical line number last read."""
     with opened(file) as (_, stream):
-        for number, line in enumerate(chain.from_iterable(line_batches(stream, source=file.name)), 1):
+        for number, line in enumerate(chain.from_iterable(line_batches(stream, source=file.name, fields=True)), 1):
             position[0] = number
             yield line
 

@@ -213,7 +213,7 @@ def _run_lines(file: InputFile, meter: FilesMeter) -> Iterator[str]:
 
 def _run_line_batches(file: InputFile, meter: FilesMeter) -> Iterator[list[str]]:
     with opened(file) as (raw, stream):
-        for lines in line_batches(stream, source=file.name):
+        for lines in line_batches(stream, source=file.name, fields=True):
             yield lines
             meter.at(raw.tell())
 

@@ -307,7 +307,8 @@ CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 # Jobs always end (services.jobs, services.job_queue): a running job writes a heartbeat at least every
 # JOB_HEARTBEAT_SECONDS; the sweep, run by Celery beat every JOB_SWEEP_SECONDS and by each worker as it starts,
 # fails a job silent for JOB_STALE_SECONDS and hands a job queued JOB_REDISPATCH_SECONDS ago that no worker took
-# to the broker again. A failed job keeps its uploaded files JOB_FILES_KEPT_HOURS so it can be retried (0: never).
+# to the broker again. A failed job keeps its uploaded files JOB_FILES_KEPT_HOURS so it can be retried (0: they are
+# removed as it fails, and it cannot be).
 JOB_HEARTBEAT_SECONDS = env_float("JOB_HEARTBEAT_SECONDS", 10)
 JOB_STALE_SECONDS = env_float("JOB_STALE_SECONDS", 60)
 JOB_SWEEP_SECONDS = env_float("JOB_SWEEP_SECONDS", 30)

@@ -181,7 +181,12 @@ class _ValuesCopy:
 def new_ids(cursor, table: str, count: int) -> list[int]:
     """Take `count` ids from the sequence of `table`'s id column, for rows COPY will insert with their children
     (a row's id must be known before the rows that point at it are written)."""
-    cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count])
+    if not count:
+        return []
+    # The sequence is looked up once: as an argument of nextval() it would be looked up for every id.
+    cursor.execute(
+        "SELECT nextval(s) FROM CAST(pg_get_serial_sequence(%s, 'id') AS regclass) s, generate_series(1, %s)", [table, count]
+    )
     return [pk for (pk,) in cursor.fetchall()]
 
 
@@ -222,9 +227,11 @@ sources to record)."""
 
 @dataclass(frozen=True)
 class _CopiedPool:
-    """PostgreSQL: new entries as COPY text (their sources as arrays), and sources of entries pooled before."""
+    """PostgreSQL, as COPY text: the new entries with the ids taken for them, their sources by those ids, and the
+    sources of entries pooled before."""
 
     new: IO[bytes]
+    sources: IO[bytes]
     earlier: IO[bytes]
 
 
@@ -242,36 +249,43 @@ PoolSpool = _CopiedPool | _ListedPool
 @contextmanager
 def spooled_pool(rows: Iterable[PoolRow]) -> Iterator[PoolSpool]:
     """Read `rows` to the end (they may be computed from queries as they are read) and hold them for store_pool:
-    in files as COPY text on PostgreSQL, so memory holds one chunk of rows whatever the size of the pool."""
+    in files as COPY text on PostgreSQL, so memory holds one chunk of rows whatever the size of the pool.
+
+    New entries take their ids from PoolEntry's sequence here, a chunk at a time, so their sources are written with
+    them and go into PoolSource as they are. An id taken by a build that then fails is never used: a gap, as any
+    rolled-back insert leaves.
+    """
     if not is_postgresql():
         yield _ListedPool(list(rows))
         return
-    with tempfile.TemporaryFile() as new, tempfile.TemporaryFile() as earlier:
+    with tempfile.TemporaryFile() as new, tempfile.TemporaryFile() as sources, tempfile.TemporaryFile() as earlier, \
+            connection.cursor() as cursor:
         rows = iter(rows)
         while chunk := list(islice(rows, 5_000)):
+            ids = iter(new_ids(cursor, _POOLENTRY, sum(1 for row in chunk if row[2] is not None)))
             new_lines: list[str] = []
+            source_lines: list[str] = []
             earlier_lines: list[str] = []
-            for topic_id, doc, order, sources in chunk:
+            for topic_id, doc, order, entry_sources in chunk:
                 doc = copy_escape(doc)
                 if order is None:
                     earlier_lines.extend(
-                        f"{topic_id}\t{doc}\t{run_id}\t{_COPY_NULL if by_rank is None else by_rank}\t"
-                        f"{_COPY_NULL if by_score is None else by_score}\n"
-                        for run_id, by_rank, by_score in sources
+                        f"{topic_id}\t{doc}\t{run_id}\t{_positions(by_rank, by_score)}\n" for run_id, by_rank, by_score in entry_sources
                     )
                     continue
-                runs, by_rank, by_score = zip(*sources) if sources else ((), (), ())
-                new_lines.append(
-                    f"{topic_id}\t{doc}\t{order}\t{{{','.join(map(str, runs))}}}\t{_positions_literal(by_rank)}"
-                    f"\t{_positions_literal(by_score)}\n"
+                entry_id = next(ids)
+                new_lines.append(f"{entry_id}\t{topic_id}\t{doc}\t{order}\n")
+                source_lines.extend(
+                    f"{entry_id}\t{run_id}\t{_positions(by_rank, by_score)}\n" for run_id, by_rank, by_score in entry_sources
                 )
             new.write("".join(new_lines).encode())
+            sources.write("".join(source_lines).encode())
             earlier.write("".join(earlier_lines).encode())
-        yield _CopiedPool(new, earlier)
+        yield _CopiedPool(new, sources, earlier)
 
 
-def _positions_literal(values: Iterable[int | None]) -> str:
-    return ("{" + ",".join(map(str, values)) + "}").replace("None", "NULL")  # numbers never spell None
+def _positions(by_rank: int | None, by_score: int | None) -> str:
+    return f"{_COPY_NULL if by_rank is None else by_rank}\t{_COPY_NULL if by_score is None else by_score}"
 
 
 def store_pool(*, campaign: Campaign, tag: str, spool: PoolSpool) -> int:
@@ -291,23 +305,16 @@ def store_pool(*, campaign: Campaign, tag: str, spool: PoolSpool) -> int:
 def _store_pool_copied(campaign: Campaign, tag: str, spool: _CopiedPool) -> int:
     """store_pool on PostgreSQL, in a number of statements that does not grow with the pool.
 
-    New entries are copied into a temporary table, one row per entry with its sources as arrays, and take their
-    ids from PoolEntry's sequence as they arrive; so their sources are one INSERT … SELECT over unnest(), with no
-    join and nothing sent back to Python (a depth-100 pool of 84 nearly disjoint runs has 460,000 entries and
-    490,000 sources). Sources of entries pooled before (a rebuild, a late run) are upserted after, by (topic,
-    document).
+    New entries, whose ids are known, are copied into a temporary table and inserted from it with their documents'
+    ids; their sources are copied straight into PoolSource, with no join and nothing sent back to Python (a
+    depth-100 pool of 84 nearly disjoint runs has 460,000 entries and 490,000 sources). Sources of entries pooled
+    before (a rebuild, a late run) are upserted after, by (topic, document).
     """
     collection_id = campaign.collection_id
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [_POOLENTRY])
-        (sequence,) = cursor.fetchone()
-        temporary_table(
-            cursor, "pool_new",
-            f"id bigint DEFAULT nextval('{sequence}'), topic_id bigint, doc_id text, ord integer,"
-            " runs bigint[], by_rank integer[], by_score integer[]",
-        )
+        temporary_table(cursor, "pool_new", "id bigint, topic_id bigint, doc_id text, ord integer")
         spool.new.seek(0)
-        copy_text(cursor, "pool_new", ("topic_id", "doc_id", "ord", "runs", "by_rank", "by_score"), spool.new)
+        copy_text(cursor, "pool_new", ("id", "topic_id", "doc_id", "ord"), spool.new)
         cursor.execute("ANALYZE pool_new")
         lock_campaign(campaign)
         stubs = insert_stubs(cursor, collection_id=collection_id, table="pool_new")
@@ -319,11 +326,8 @@ def _store_pool_copied(campaign: Campaign, tag: str, spool: _CopiedPool) -> int:
                 ORDER BY n.topic_id, d.id""",
             [tag, collection_id],
         )
-        cursor.execute(
-            f"""INSERT INTO {_POOLSOURCE} (entry_id, run_id, rank_position, score_position)
-                SELECT n.id, s.run_id, s.by_rank, s.by_score
-                FROM pool_new n, unnest(n.runs, n.by_rank, n.by_score) AS s(run_id, by_rank, by_score)"""
-        )
+        spool.sources.seek(0)
+        copy_text(cursor, _POOLSOURCE, ("entry_id", "run_id", "rank_position", "score_position"), spool.sources)
         if spool.earlier.tell():
             temporary_table(cursor, "pool_plan", "topic_id bigint, doc_id text, run_id bigint, by_rank integer, by_score integer")
             spool.earlier.seek(0)

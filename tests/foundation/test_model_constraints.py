@@ -78,6 +78,33 @@ def test_an_update_to_a_label_outside_the_scheme_is_rejected_too(topic, doc):
     assert judgment.relevance == 1
 
 
+@pytest.mark.parametrize(
+    "labels, message",
+    [
+        ({"relevance": 7}, "relevance 7 is not in the campaign's label scheme"),
+        ({"quality": 5}, "quality 5 is not in the campaign's label scheme"),
+        ({"stance": "PRO"}, "stance PRO is not in the campaign's label scheme"),
+    ],
+)
+def test_one_bad_label_among_many_rows_of_one_statement_fails_the_statement(topic, campaign, labels, message):
+    carol = UserFactory(username="carol")
+    documents = [DocumentFactory(collection=campaign.collection) for _ in range(3)]
+    fields = {"relevance": 1, "quality": None, "stance": "", **labels}
+    judgments = [Judgment(topic=topic, document=d, assessor=carol, phase="main", relevance=1) for d in documents[:2]]
+    judgments.append(Judgment(topic=topic, document=documents[2], assessor=carol, phase="main", **fields))
+    with pytest.raises(IntegrityError, match=message), transaction.atomic():
+        Judgment.objects.bulk_create(judgments)  # one INSERT of three rows
+    assert not Judgment.objects.filter(assessor=carol).exists()
+
+
+def test_an_update_of_many_rows_with_a_label_outside_the_scheme_changes_none(topic, campaign):
+    carol = UserFactory(username="carol")
+    judgments = [raw_judgment(topic, DocumentFactory(collection=campaign.collection), carol) for _ in range(3)]
+    with pytest.raises(IntegrityError, match="relevance 3 is not in the campaign's label scheme"), transaction.atomic():
+        Judgment.objects.filter(assessor=carol).update(relevance=3, revision=2)
+    assert set(Judgment.objects.filter(pk__in=[j.pk for j in judgments]).values_list("relevance", flat=True)) == {1}
+
+
 def test_the_2020_scheme_accepts_spam_and_a_causal_scheme_has_no_quality():
     spam_topic = TopicFactory(campaign=CampaignFactory(preset="touche-2020-task1"))
     causal_topic = TopicFactory(campaign=CampaignFactory(preset="touche-2023-task2"))

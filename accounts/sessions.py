@@ -75,6 +75,10 @@ class _TolerantCache:
     def __contains__(self, key: str) -> bool:
         return self._call("__contains__", key, default=False)
 
+    def __getattr__(self, name: str):
+        # The async twins (aget, aset, …), used only by async views, which this app has none of: passed through.
+        return getattr(self._cache, name)
+
 
 class SessionStore(cached_db.SessionStore):
     _cache: BaseCache | _TolerantCache  # cached_db sets Django's cache (the stubs leave it out); wrapped below

@@ -1,6 +1,8 @@
 """Campaigns in the API: the ones the caller runs, a new one (run by its creator), and the people who run one.
 
 * ``GET  campaigns/``: the campaigns the caller runs (all of them for an admin); ``POST`` creates one.
+* ``PATCH campaigns/<slug>/``: changes its settings (name, guidelines, seconds_per_judgment, agreement_threshold,
+  overlap_share and the two flags); the slug, preset, collection and phase are refused.
 * ``GET  campaigns/<slug>/members/``: who runs it; ``POST`` adds someone (or changes their role).
 * ``DELETE campaigns/<slug>/members/<username>/``: takes the campaign away from them.
 * ``GET  campaigns/<slug>/timeline/``: the audit trail, newest first (``?action=import`` narrows it), paginated.
@@ -16,7 +18,7 @@ from rest_framework.views import APIView
 from accounts.models import User
 from assessments import access
 from assessments.labels import PRESETS
-from assessments.models import AuditEvent, Membership
+from assessments.models import AuditEvent, Campaign, Membership
 from assessments.selectors.campaigns import campaigns_for_organiser, members_of, timeline
 from assessments.services import campaigns
 
@@ -30,6 +32,12 @@ class NewCampaignSerializer(serializers.Serializer):
     preset = serializers.ChoiceField(choices=list(PRESETS), help_text="custom schemes: manage.py create_campaign --scheme")
     collection = serializers.SlugField(max_length=64, required=False, allow_null=True, default=None)
     guidelines = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class SettingsSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Campaign
+        fields = campaigns.SETTINGS
 
 
 class MemberSerializer(serializers.ModelSerializer):
@@ -72,6 +80,24 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         except campaigns.CampaignError as exc:
             return _bad_request(exc)
         return Response(CampaignSerializer(campaign).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=SettingsSerializer, responses=CampaignSerializer,
+        summary="Change some of a campaign's settings (recorded on its timeline; the slug, preset, collection and phase stay)",
+    )
+    def partial_update(self, request, *args, **kwargs):
+        campaign = self.get_object()
+        # DRF drops unknown keys; a client asking to change the slug or phase should hear it was not done.
+        refused = sorted(set(request.data) - set(campaigns.SETTINGS))
+        if refused:
+            return _bad_request(ValueError(f"{', '.join(refused)} cannot be changed here"))
+        params = SettingsSerializer(data=request.data, partial=True)
+        params.is_valid(raise_exception=True)
+        try:
+            campaign = campaigns.update_settings(campaign=campaign, changes=params.validated_data, by=request.user)
+        except campaigns.CampaignError as exc:
+            return _bad_request(exc)
+        return Response(CampaignSerializer(campaign).data)
 
 
 class MembersView(APIView):

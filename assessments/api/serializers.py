@@ -8,7 +8,9 @@ class CampaignSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Campaign
-        fields = ["slug", "name", "preset", "scheme", "phase", "guidelines", "collection", "created_at", "archived_at"]
+        fields = ["slug", "name", "preset", "scheme", "phase", "guidelines", "collection", "created_at", "archived_at",
+                  "seconds_per_judgment", "agreement_threshold", "overlap_share", "ask_details_only_if_relevant",
+                  "propagate_to_duplicates"]
         read_only_fields = fields
 
 

@@ -13,6 +13,7 @@ class AuditEvent(models.Model):
 
     class Action(models.TextChoices):
         CAMPAIGN_CREATED = "campaign.created", "Campaign created"
+        CAMPAIGN_SETTINGS = "campaign.settings", "Campaign settings changed"
         MEMBER_ADDED = "member.added", "Member added"
         MEMBER_CHANGED = "member.changed", "Member's role changed"
         MEMBER_REMOVED = "member.removed", "Member removed"

@@ -1,3 +1,4 @@
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
 
@@ -28,9 +29,11 @@ class Campaign(models.Model):
     # Touché asks quality and stance only of documents judged relevant.
     ask_details_only_if_relevant = models.BooleanField(default=True)
     propagate_to_duplicates = models.BooleanField(default=True)
-    seconds_per_judgment = models.PositiveIntegerField(default=30)
-    agreement_threshold = models.FloatField(default=0.4)
-    overlap_share = models.FloatField(default=0.0)
+    # The validators bound what the settings form and API accept (services.campaigns.update_settings checks them too).
+    seconds_per_judgment = models.PositiveIntegerField(default=30, validators=[MinValueValidator(1)])
+    # A pass mark in kappa units (metrics.agreement.flag_raters), so within kappa's own range.
+    agreement_threshold = models.FloatField(default=0.4, validators=[MinValueValidator(-1.0), MaxValueValidator(1.0)])
+    overlap_share = models.FloatField(default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
     created_at = models.DateTimeField(auto_now_add=True)
     # Set: archived. A campaign with judgments cannot be deleted (its record stays whole); archiving puts it away
     # instead: assessors no longer see it and no label can be given, organisers still see everything.

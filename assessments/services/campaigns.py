@@ -1,7 +1,9 @@
 """Creating campaigns, the people who run them, and moving them through their phases."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -90,6 +92,44 @@ def remove_member(*, campaign: Campaign, user: User, by: User | None) -> None:
         campaign=campaign, action=audit.Action.MEMBER_REMOVED, by=by, subject=user.username, before={"role": membership.role}
     )
     membership.delete()
+
+
+# What an organiser may change after creation. Not the slug (URLs, commands and exports name it), the preset and
+# scheme (judgments were checked against them), the collection (documents belong to it) or the phase (advance_phase).
+SETTINGS = (
+    "name", "guidelines", "seconds_per_judgment", "agreement_threshold", "overlap_share",
+    "ask_details_only_if_relevant", "propagate_to_duplicates",
+)
+
+
+@transaction.atomic
+def update_settings(*, campaign: Campaign, changes: Mapping[str, Any], by: User | None) -> Campaign:
+    """Change some of the campaign's SETTINGS and record one event with the before and after of those that differ;
+    values equal to the current ones change nothing and record nothing.
+
+    An archived campaign may be changed too: these are the organisers' own notes and figures, which touch no label.
+    Values are checked against the model's validators here as well as in the form or serializer, so the command
+    line and the API cannot store a share above 1 either.
+    """
+    unknown = sorted(set(changes) - set(SETTINGS))
+    if unknown:
+        raise CampaignError(f"{', '.join(unknown)} cannot be changed here; settings are {', '.join(SETTINGS)}")
+    campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    before = {name: getattr(campaign, name) for name in SETTINGS if name in changes and getattr(campaign, name) != changes[name]}
+    if not before:
+        return campaign
+    for name in before:
+        setattr(campaign, name, changes[name])
+    try:
+        campaign.clean_fields(exclude=[field.name for field in Campaign._meta.fields if field.name not in before])
+    except ValidationError as exc:
+        raise CampaignError("; ".join(f"{name}: {' '.join(errors)}" for name, errors in exc.message_dict.items())) from exc
+    audit.record(
+        campaign=campaign, action=audit.Action.CAMPAIGN_SETTINGS, by=by, subject=", ".join(before),
+        before=before, after={name: getattr(campaign, name) for name in before},
+    )
+    campaign.save(update_fields=list(before))
+    return campaign
 
 
 @transaction.atomic

@@ -1,9 +1,10 @@
-"""Organiser pages: the campaigns a user runs, a new campaign, and the people who run one. Views translate HTTP;
+"""Organiser pages: the campaigns a user runs, a new campaign, its settings, and the people who run one. Views translate HTTP;
 services do the work."""
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.forms.models import model_to_dict
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path
@@ -13,7 +14,7 @@ from accounts.http import AuthenticatedHttpRequest
 from accounts.models import User
 from assessments import access
 from assessments.labels import PRESETS
-from assessments.models import Membership
+from assessments.models import Campaign, Membership
 from assessments.selectors.campaigns import campaigns_for_organiser, members_of
 from assessments.services import campaigns
 
@@ -25,6 +26,20 @@ class CampaignForm(forms.Form):
     preset = forms.ChoiceField(choices=[(name, description) for name, (description, _) in PRESETS.items()])
     collection = forms.SlugField(max_length=64, required=False, help_text="shared with campaigns over the same corpus")
     guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+
+
+class SettingsForm(forms.ModelForm):
+    """The settings an organiser changes after creation; ranges come from the model's validators. Bound without an
+    instance, so an invalid submission leaves the campaign on the page as stored."""
+
+    class Meta:
+        model = Campaign
+        fields = campaigns.SETTINGS
+        widgets = {"guidelines": forms.Textarea(attrs={"rows": 4})}
+        labels = {"ask_details_only_if_relevant": "Ask quality and stance only of relevant documents",
+                  "propagate_to_duplicates": "Copy labels to duplicate documents"}
+        help_texts = {"agreement_threshold": "mean kappa an assessor needs to pass training (−1 to 1)",
+                      "overlap_share": "share of each main-phase topic a second assessor judges (0 to 1)"}
 
 
 class MemberForm(forms.Form):
@@ -51,16 +66,38 @@ def campaign_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     }, status=400 if form.is_bound else 200)
 
 
-@login_required
-def campaign_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
-    campaign = access.get_campaign_for_organiser(request.user, slug)
+def _detail(request: AuthenticatedHttpRequest, campaign: Campaign, settings_form: SettingsForm, status: int = 200) -> HttpResponse:
     return render(request, "assessments/campaign_detail.html", {
         "campaign": campaign,
         "members": members_of(campaign),
         "member_form": MemberForm(),
+        "settings_form": settings_form,
         "can_adjudicate": access.can_adjudicate(request.user, campaign),
         "grants_adjudication": access.may_grant_adjudication(request.user),
-    })
+    }, status=status)
+
+
+@login_required
+def campaign_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
+    campaign = access.get_campaign_for_organiser(request.user, slug)
+    return _detail(request, campaign, SettingsForm(initial=model_to_dict(campaign, fields=campaigns.SETTINGS)))
+
+
+@require_POST
+@login_required
+def campaign_settings(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
+    """Change the campaign's settings; an invalid value shows the page again with the form's errors."""
+    campaign = access.get_campaign_for_organiser(request.user, slug)
+    form = SettingsForm(request.POST)
+    if form.is_valid():
+        try:
+            campaigns.update_settings(campaign=campaign, changes=form.cleaned_data, by=request.user)
+        except campaigns.CampaignError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, "Settings saved.")
+            return redirect(campaign)
+    return _detail(request, campaign, form, status=400)
 
 
 @require_POST
@@ -107,6 +144,7 @@ def archive(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
 urlpatterns = [
     path("", campaign_list, name="campaign_list"),
     path("<slug:slug>/", campaign_detail, name="campaign"),
+    path("<slug:slug>/settings/", campaign_settings, name="campaign_settings"),
     path("<slug:slug>/members/", members, name="campaign_members"),
     path("<slug:slug>/archive/", archive, name="campaign_archive"),
 ]

@@ -18,7 +18,7 @@ EVENTS_PER_PAGE = 100
 FAMILIES = [
     ("", "Everything"), ("phase", "Phases"), ("training", "Training rounds"), ("assignment", "Assignments"),
     ("import", "Imports"), ("topic", "Topic changes"), ("pool", "Pool builds"), ("qrels", "Qrels exports"),
-    ("adjudication", "Adjudications"), ("member", "Members"),
+    ("adjudication", "Adjudications"), ("member", "Members"), ("campaign.settings", "Settings"),
 ]
 
 

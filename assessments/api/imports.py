@@ -7,7 +7,8 @@
 * ``POST jobs/<id>/cancel/``: cancel a queued job, or stop a running one at its next step (nothing is stored).
 * ``POST jobs/<id>/retry/``: queue a failed job again (202), with the files it was given.
 * ``POST jobs/<id>/confirm/``: run a job refused until someone decides (``result.confirm``, e.g. changes to judged
-  topics) again on its own files, applying exactly what it listed (202); it is refused again if that changed.
+  topics) again on its own files, applying exactly what it listed (202); it is refused again if that changed. The
+  body names the list read (``{"digest": result.digest}``): 409, and nothing runs, if the job lists others now.
 
 Uploads are answered at once with the queued job; poll it until its status is ``succeeded``, ``failed`` or
 ``cancelled`` (every job ends: one whose worker is lost is failed within a minute or two, saying so). When the
@@ -173,13 +174,19 @@ class _JobChangeView(generics.GenericAPIView):
     authentication_classes = [TokenAuthentication, SessionAuthentication]
     permission_classes = [IsOrganiser]
     serializer_class = JobSerializer
-    change: Callable[..., Job]  # the service, keyword arguments job and by
+    change: Callable[..., Job]  # the service, keyword arguments job and by (and those of `body`)
+    body: type[serializers.Serializer] | None = None
     answer: int = status.HTTP_200_OK
 
     def post(self, request, job_id: int):
         job = access.get_job_for_organiser(request.user, job_id)
+        arguments = {}
+        if self.body is not None:
+            params = self.body(data=request.data)
+            params.is_valid(raise_exception=True)
+            arguments = params.validated_data
         try:
-            job = self.change(job=job, by=request.user)
+            job = self.change(job=job, by=request.user, **arguments)
         except job_queue.JobStateError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response(JobSerializer(job).data, status=self.answer)
@@ -202,13 +209,18 @@ class JobRetryView(_JobChangeView):
     answer = status.HTTP_202_ACCEPTED
 
 
+class ConfirmSerializer(serializers.Serializer):
+    digest = serializers.CharField(help_text="the job's result.digest: the list of changes read and confirmed")
+
+
 @extend_schema_view(post=extend_schema(
-    request=None, responses={202: JobSerializer},
+    request=ConfirmSerializer, responses={202: JobSerializer},
     summary="Run a job refused until someone decides (result.confirm) again on its own files, applying exactly what it "
-    "listed; 409 when it asked for no confirmation or its files are gone",
+    "listed; 409 when it asked for no confirmation, its files are gone or it lists other changes than the digest's",
 ))
 class JobConfirmView(_JobChangeView):
     change = staticmethod(job_queue.confirm_job)
+    body = ConfirmSerializer
     answer = status.HTTP_202_ACCEPTED
 
 

@@ -108,17 +108,26 @@ def retry_job(*, job: Job, by: User) -> Job:
     return _queue_again(job, by=by, params=job.params, why="retried")
 
 
-def confirm_job(*, job: Job, by: User) -> Job:
+def confirm_job(*, job: Job, by: User, digest: str) -> Job:
     """Run a job refused until someone decides (`result["confirm"]`, e.g. changes to judged topics) again on the
     very files it was given, with that decision made for exactly what the refusal listed (`result["digest"]`):
     had the campaign changed since so that the files would change something else, the job is refused again,
     listing that. Not a new upload: what is confirmed is what was shown. Raises as `retry_job` does.
+
+    `digest` is the refusal's digest as the confirming person saw it. Someone else may have confirmed first and
+    the job been refused again with another list; that list was not seen, so a digest that is no longer the
+    job's raises JobStateError and queues nothing (checked in the same UPDATE that queues the job).
     """
     _check_failed(job, "confirmed")
     if not job.result.get("confirm"):
         raise JobStateError(f"job {job.pk} asked for no confirmation; retry it instead")
-    confirmed = {"what": job.result["confirm"], "digest": job.result.get("digest"), "by": by.pk}
-    return _queue_again(job, by=by, params={**job.params, "confirmed": confirmed}, why="confirmed")
+    stale = JobStateError(f"job {job.pk} lists other changes than those confirmed; read them and confirm again")
+    if digest != job.result.get("digest"):
+        raise stale
+    confirmed = {"what": job.result["confirm"], "digest": digest, "by": by.pk}
+    return _queue_again(
+        job, by=by, params={**job.params, "confirmed": confirmed}, why="confirmed", only_if=Q(result__digest=digest), stale=stale,
+    )
 
 
 def _check_failed(job: Job, done: str) -> None:
@@ -128,13 +137,15 @@ def _check_failed(job: Job, done: str) -> None:
         raise JobStateError(f"the files of job {job.pk} were removed; upload them again")
 
 
-def _queue_again(job: Job, *, by: User, params: dict, why: str) -> Job:
+def _queue_again(
+    job: Job, *, by: User, params: dict, why: str, only_if: Q | None = None, stale: JobStateError | None = None,
+) -> Job:
     """The failed job queued again with `params`, its progress, message and errors cleared (all undone when the
-    broker cannot take it)."""
+    broker cannot take it); `stale` is raised when the job no longer fails or no longer matches `only_if`."""
     before = {name: getattr(job, name) for name in (*_RETRY_RESETS, "params")}
     with transaction.atomic():
-        if not Job.objects.filter(pk=job.pk, status=Job.Status.FAILED).update(**_RETRY_RESETS, params=params):
-            raise JobStateError(f"job {job.pk} changed meanwhile; look again")
+        if not Job.objects.filter(only_if or Q(), pk=job.pk, status=Job.Status.FAILED).update(**_RETRY_RESETS, params=params):
+            raise stale or JobStateError(f"job {job.pk} changed meanwhile; look again")
         _dispatch_on_commit(job, undo=lambda: Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED).update(**before))
     logger.info("job %s %s by %s", job.pk, why, by.username)
     job.refresh_from_db()

@@ -5,6 +5,8 @@ queues a Job; the page shows the job's live progress by polling the reusable `_j
 also cancels and retries jobs of every kind (imports, pool builds, qrels imports) here.
 """
 
+from collections.abc import Callable
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -131,7 +133,7 @@ def job_status(request: AuthenticatedHttpRequest, slug: str, job_id: int) -> Htt
 
 
 # What Cancel, Retry and Confirm do, and where the job is shown when the page is posted without htmx.
-JOB_CHANGES = {"cancel": job_queue.cancel_job, "retry": job_queue.retry_job, "confirm": job_queue.confirm_job}
+JOB_CHANGES: dict[str, Callable[..., Job]] = {"cancel": job_queue.cancel_job, "retry": job_queue.retry_job, "confirm": job_queue.confirm_job}
 PAGE_OF_KIND = {"build_pool": "assessments:pool", "import_qrels": "assessments:qrels"}
 
 
@@ -142,8 +144,10 @@ def job_change(request: AuthenticatedHttpRequest, slug: str, job_id: int, change
     when it cannot)."""
     campaign = access.get_campaign_for_organiser(request.user, slug)
     job = access.get_job_for_organiser(request.user, job_id, campaign=campaign)
+    # A confirmation names the list of changes it was shown (its digest), so it cannot apply a newer one unseen.
+    shown = {"digest": request.POST.get("digest", "")} if change == "confirm" else {}
     try:
-        job = JOB_CHANGES[change](job=job, by=request.user)
+        job = JOB_CHANGES[change](job=job, by=request.user, **shown)
     except job_queue.JobStateError as exc:
         if not request.htmx:  # the block htmx swaps in shows the job as it now is, which says why
             messages.error(request, str(exc))

@@ -106,14 +106,20 @@ def test_the_page_confirms_exactly_the_refused_files_changes(client, judged, org
     block = client.get(reverse("assessments:job", args=[judged.slug, job.pk])).content.decode()
     confirm = reverse("assessments:job_confirm", args=[judged.slug, job.pk])
     assert "topic 1 (1 judgment): title" in block and f'action="{confirm}"' in block and 'type="file"' not in block
+    assert f'name="digest" value="{job.result["digest"]}"' in block
     assert judged.topics.get(number="1").title == "Cats or dogs?"
     # An upload cannot carry the confirmation: a different file's changes would apply without being listed.
     with django_capture_on_commit_callbacks(execute=True):
         client.post(url, {"topics-file": SimpleUploadedFile("third.xml", SECOND.replace("as pets", "as wild animals").encode()), "topics-allow_changes": "on"})
     assert Job.objects.get(pk__gt=job.pk).status == "failed" and judged.topics.get(number="1").title == "Cats or dogs?"
 
+    # A confirmation of another list than the job's (a stale page) applies nothing.
     with django_capture_on_commit_callbacks(execute=True):
-        client.post(confirm)
+        client.post(confirm, {"digest": "0" * 64})
+    assert Job.objects.get(pk=job.pk).status == "failed" and judged.topics.get(number="1").title == "Cats or dogs?"
+
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(confirm, {"digest": job.result["digest"]})
 
     job.refresh_from_db()
     assert (job.status, job.attempts) == ("succeeded", 2) and not job.upload_folder.exists()
@@ -123,7 +129,9 @@ def test_the_page_confirms_exactly_the_refused_files_changes(client, judged, org
 
 def test_a_confirmation_applies_nothing_when_the_listed_changes_no_longer_hold(judged, organiser_of, write_file, command, django_capture_on_commit_callbacks):
     """Between the refusal and the confirmation, topic 1 was changed another way: the confirmed file would now
-    change other values than those listed, so it is refused again, listing what it would change now."""
+    change other values than those listed, so it is refused again, listing what it would change now. A second
+    click on the first list (someone who had not reloaded) is refused with 409 and runs nothing: that new list was
+    not seen."""
     api = APIClient()
     api.force_authenticate(organiser_of(judged))
     with django_capture_on_commit_callbacks(execute=True):
@@ -133,17 +141,23 @@ def test_a_confirmation_applies_nothing_when_the_listed_changes_no_longer_hold(j
     meanwhile = SECOND.replace("Cats or dogs as pets?", "Cats or dogs, meanwhile?")
     assert command("import_topics", judged.slug, write_file("meanwhile.xml", meanwhile), "--allow-changes").code == 0
 
+    first_list = refused.result["digest"]
     with django_capture_on_commit_callbacks(execute=True):
-        answer = api.post(reverse("api-job-confirm", args=[refused.pk]))
+        answer = api.post(reverse("api-job-confirm", args=[refused.pk]), {"digest": first_list})
 
     assert answer.status_code == 202
     refused.refresh_from_db()
     assert refused.status == "failed" and "changed since the changes were confirmed" in refused.errors[0]
     assert refused.errors[1].startswith("topic 1 (1 judgment): title 'Cats or dogs, meanwhile?' → 'Cats or dogs as pets?'")
     assert judged.topics.get(number="1").title == "Cats or dogs, meanwhile?"
+    with django_capture_on_commit_callbacks(execute=True):
+        late = api.post(reverse("api-job-confirm", args=[refused.pk]), {"digest": first_list})
+    assert late.status_code == 409 and "other changes than those confirmed" in late.json()["detail"]
+    assert Job.objects.get(pk=refused.pk).attempts == refused.attempts and judged.topics.get(number="1").title == "Cats or dogs, meanwhile?"
+    assert api.post(reverse("api-job-confirm", args=[refused.pk]), {}).status_code == 400  # a confirmation names its list
     # Confirmed again, now for the changes listed now, it applies them.
     with django_capture_on_commit_callbacks(execute=True):
-        api.post(reverse("api-job-confirm", args=[refused.pk]))
+        api.post(reverse("api-job-confirm", args=[refused.pk]), {"digest": refused.result["digest"]})
     assert Job.objects.get(pk=refused.pk).status == "succeeded" and judged.topics.get(number="1").title == "Cats or dogs as pets?"
 
 
@@ -152,12 +166,12 @@ def test_the_api_confirms_a_refused_job_retries_none_and_still_takes_a_flag(judg
     api.force_authenticate(organiser_of(judged))
     with django_capture_on_commit_callbacks(execute=True):
         response = api.post(reverse("api-topics", args=[judged.slug]), {"file": SimpleUploadedFile("second.xml", SECOND.encode())})
-    refused = response.json()["id"]
+    refused, digest = response.json()["id"], {"digest": Job.objects.get(pk=response.json()["id"]).result["digest"]}
     assert api.post(reverse("api-job-retry", args=[refused])).status_code == 409  # it would be refused the same way
     with django_capture_on_commit_callbacks(execute=True):
-        answer = api.post(reverse("api-job-confirm", args=[refused]))
+        answer = api.post(reverse("api-job-confirm", args=[refused]), digest)
     assert answer.status_code == 202 and Job.objects.get(pk=refused).status == "succeeded"
-    assert api.post(reverse("api-job-confirm", args=[refused])).status_code == 409  # nothing left to confirm
+    assert api.post(reverse("api-job-confirm", args=[refused]), digest).status_code == 409  # nothing left to confirm
     assert Topic.objects.get(campaign=judged, number="1").title == "Cats or dogs as pets?"
 
     # A script that means any change says so up front (like --allow-changes).

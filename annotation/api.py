@@ -238,8 +238,7 @@ class JudgmentView(APIView):
         return self._save(request, assignment_id, entry_id, partial=True)
 
     def _save(self, request, assignment_id: int, entry_id: int, *, partial: bool):
-        assignment = access.get_assignment_for_assessor(request.user, assignment_id)
-        entry = access.get_entry_for_assignment(assignment, entry_id)
+        assignment, entry = access.get_entry_to_judge(request.user, assignment_id, entry_id)
         serializer = WorkSaveSerializer(data=request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)

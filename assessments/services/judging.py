@@ -216,6 +216,8 @@ def propagate_to_twins(*, judgment: Judgment, entry: PoolEntry) -> int:
     """
     if judgment.source == Judgment.Source.DUPLICATE or not judgment.topic.campaign.propagate_to_duplicates:
         return 0
+    if entry.duplicate_of_id is None and getattr(entry, "has_twins", True) is False:
+        return 0  # a group of one (known from access.get_entry_to_judge): no query
     root = entry.duplicate_of_id or entry.pk
     group = PoolEntry.objects.filter(Q(pk=root) | Q(duplicate_of_id=root)).exclude(pk=entry.pk).select_related("document")
     members = list(group)

@@ -279,16 +279,15 @@ def test_saving_costs_the_same_queries_whatever_the_pool_size(login, assignment,
             assert put(client, assignment, pool[0], relevance=2 if extra else 0).status_code == 200
         counts.append(len(captured))
     assert counts[0] == counts[1]
-    # User, assignment, entry; the judgment locked, inserted, its event; the entry's twins; the savepoint that
-    # guards the insert against a concurrent first save, and the test's own transaction's (in production BEGIN
-    # and COMMIT). The session comes from the cache; the twins are copied in the same transaction, so no
-    # savepoints of their own.
-    with django_assert_num_queries(11):
+    # User; assignment and entry in one (the entry has no twins, so none are looked for); the judgment locked,
+    # inserted, its event; the savepoint that guards the insert against a concurrent first save, and the test's
+    # own transaction's (in production BEGIN and COMMIT). The session comes from the cache.
+    with django_assert_num_queries(9):
         put(client, assignment, pool[1], relevance=1)
     # A change updates instead of inserting (no insert savepoint); the same label again writes nothing.
-    with django_assert_num_queries(9):
-        put(client, assignment, pool[1], relevance=2)
     with django_assert_num_queries(7):
+        put(client, assignment, pool[1], relevance=2)
+    with django_assert_num_queries(5):
         put(client, assignment, pool[1], relevance=2)
 
 
@@ -318,3 +317,13 @@ def test_a_label_reaches_the_documents_twins_when_the_campaign_propagates(login,
     else:
         assert twin is None
     assert not Judgment.objects.filter(document=pool[1].document).exists()
+
+
+def test_a_label_on_a_twin_reaches_the_entry_it_points_at_and_the_other_twins(login, assignment, pool):
+    Campaign.objects.filter(pk=assignment.topic.campaign_id).update(propagate_to_duplicates=True)
+    for twin in pool[1:]:
+        twin.duplicate_of = pool[0]
+        twin.save()
+    assert put(login(assignment.assessor), assignment, pool[2], relevance=1).status_code == 200
+    judged = Judgment.objects.filter(assessor=assignment.assessor).values_list("document", "source")
+    assert sorted(judged) == sorted([(pool[2].document_id, "web"), (pool[0].document_id, "duplicate"), (pool[1].document_id, "duplicate")])

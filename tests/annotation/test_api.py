@@ -187,6 +187,18 @@ def test_a_malformed_body_is_refused_field_by_field(login, assignment, pool):
     assert set(response.json()) == {"relevance", "time_spent_ms"}
 
 
+@pytest.mark.parametrize("method", ["put", "patch"])
+@pytest.mark.parametrize(("body", "errors"), [
+    ([1, 2], {"non_field_errors": ["Invalid data. Expected a dictionary, but got list."]}),
+    ({"relevance": "high", "flagged": "maybe"}, {"relevance": ["A valid integer is required."], "flagged": ["Must be a valid boolean."]}),
+])
+def test_a_body_that_is_not_a_label_is_refused_and_says_why(login, assignment, pool, method, body, errors):
+    client = login(assignment.assessor)
+    response = getattr(client, method)(judgment_url(assignment, pool[0]), body, content_type="application/json")
+    assert (response.status_code, response.json()) == (400, errors)
+    assert not Judgment.objects.exists()
+
+
 def test_a_closed_campaign_takes_no_more_labels(login, assignment, pool):
     Campaign.objects.filter(pk=assignment.topic.campaign_id).update(phase="closed")
     response = put(login(assignment.assessor), assignment, pool[0], relevance=1)

@@ -14,7 +14,6 @@ change can be measured before and after with the same files and the same databas
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.benchdb import SERVER, recreate_database  # noqa: E402
+from bench.peak_memory import run_manage  # noqa: E402
 
 BENCH_DB = "touchstone_bench_runmem"
 LINES_PER_TOPIC = 1000
@@ -50,31 +50,16 @@ def write_topics(path: Path, topics: int) -> None:
     )
 
 
-# manage.py, then its own peak resident memory (VmHWM) into the file named first. Not the child's ru_maxrss:
-# Linux keeps the larger of a process's peaks across exec, which would count the parent it was forked from.
-MEASURED = """
-import atexit, runpy, sys
-report = sys.argv.pop(1)
-def peak():
-    with open("/proc/self/status") as status, open(report, "w") as out:
-        out.write(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
-atexit.register(peak)
-sys.argv[0] = "manage.py"
-runpy.run_path("manage.py", run_name="__main__")
-"""
-
-
 def manage(code: Path, *args: str) -> tuple[float, int]:
     """Run manage.py in `code`; return (seconds, peak resident KiB of that process)."""
     env = {**os.environ, "DATABASE_URL": f"{SERVER}/{BENCH_DB}", "SECRET_KEY": "bench-only", "LOG_LEVEL": "WARNING",
            "CELERY_BROKER_URL": "", "DJANGO_SETTINGS_MODULE": "touchstone.settings"}
-    with tempfile.NamedTemporaryFile(prefix="touchstone-peak-") as report:
-        started = time.perf_counter()
-        child = subprocess.run([sys.executable, "-c", MEASURED, report.name, *args], cwd=code, env=env, capture_output=True)
-        seconds = time.perf_counter() - started
-        if child.returncode:
-            sys.exit(f"manage.py {' '.join(args)} failed:\n{child.stdout.decode()}\n{child.stderr.decode()}")
-        return seconds, int(Path(report.name).read_text())
+    started = time.perf_counter()
+    child, peak = run_manage(code, list(args), env)
+    seconds = time.perf_counter() - started
+    if child.returncode:
+        sys.exit(f"manage.py {' '.join(args)} failed:\n{child.stdout.decode()}\n{child.stderr.decode()}")
+    return seconds, peak
 
 
 def main() -> None:

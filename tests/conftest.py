@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from rest_framework.test import APIClient
 
 from accounts.models import Role
 from tests.brokers import PrivateRedis, app_broker
@@ -120,6 +121,14 @@ def organiser(campaign):
     user = UserFactory(username="olivia", role=Role.ORGANISER)
     MembershipFactory(campaign=campaign, user=user)
     return user
+
+
+@pytest.fixture
+def api(organiser):
+    """The organiser's API client, signed in without a password (as a token client would be)."""
+    client = APIClient()
+    client.force_authenticate(organiser)
+    return client
 
 
 @pytest.fixture

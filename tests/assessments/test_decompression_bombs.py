@@ -7,13 +7,12 @@ compresses to about a kilobyte), so four gigabytes of content take four megabyte
 
 import gzip
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from django.db import connection
 
+from bench.peak_memory import run_manage
 from tests.factories import CampaignFactory, TopicFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the child process reads the campaign: it must be committed
@@ -37,20 +36,6 @@ def bomb(path: Path, piece: bytes, megabytes: int) -> Path:
     return path
 
 
-# Run manage.py, then write the process's peak resident memory. VmHWM, not ru_maxrss: Linux carries the larger of
-# a process's peaks across exec, so ru_maxrss would report the pytest process the child was forked from.
-CHILD = """
-import atexit, runpy, sys
-report = sys.argv.pop(1)
-def peak():
-    with open("/proc/self/status") as status, open(report, "w") as out:
-        out.write(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
-atexit.register(peak)
-sys.argv[0] = "manage.py"
-runpy.run_path("manage.py", run_name="__main__")
-"""
-
-
 def import_in_child(kind: str, path: Path, **env) -> tuple[int, str, int]:
     """(exit status, stderr, peak resident KiB) of `manage.py <import command>` on the test database."""
     db = connection.settings_dict
@@ -60,12 +45,8 @@ def import_in_child(kind: str, path: Path, **env) -> tuple[int, str, int]:
         **env,
     }
     command, *options = COMMANDS[kind]
-    peak = path.with_suffix(".peak")
-    child = subprocess.run(
-        [sys.executable, "-c", CHILD, str(peak), command, "bombs", str(path), *options],
-        cwd=ROOT, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
-    )
-    return child.returncode, child.stderr.decode(), int(peak.read_text())
+    child, peak = run_manage(ROOT, [command, "bombs", str(path), *options], environ)
+    return child.returncode, child.stderr.decode(), peak
 
 
 @pytest.fixture

@@ -10,13 +10,6 @@ from tests.factories import TopicFactory
 
 
 @pytest.fixture
-def api(organiser):
-    client = APIClient()
-    client.force_authenticate(organiser)
-    return client
-
-
-@pytest.fixture
 def runs(campaign):
     topic = TopicFactory(campaign=campaign, number="51")
     add_run(campaign, "alpha", {topic: ranked("a", 10)})

@@ -13,20 +13,12 @@ import psycopg2
 import pytest
 from django.db import OperationalError, close_old_connections, connection
 from django.test import RequestFactory
-from rest_framework.test import APIClient
 
 from touchstone.outages import is_database_outage, server_error
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 API = "/api/campaigns/"
-
-
-@pytest.fixture
-def api(organiser):
-    client = APIClient()
-    client.force_authenticate(organiser)
-    return client
 
 
 @pytest.fixture

@@ -63,7 +63,69 @@ def read_run(
     return RunReader(lines, source=source, known_topics=known_topics, stances=stances)
 
 
-class RunReader:
+class RunTally:
+    """What a run reader reports besides its lines: counts, warnings, and the checks that need the whole run.
+
+    Both readers (this module's line reader and trec_run_columns' column reader) count their blocks here, so an
+    accepted file gets the same warnings, word for word, whichever read it.
+    """
+
+    def __init__(self, *, source: str, known_topics: Collection[str] | None) -> None:
+        self.source = source
+        self._known_topics = None if known_topics is None else frozenset(known_topics)
+        self.warnings: list[FormatWarning] = []
+        self.line_count = 0  # result lines, blank lines not counted
+        self.topics: dict[str, int] = {}  # result lines per topic, all tags together
+        self.tags: set[str] = set()
+        self.has_stance = False
+        self._tied_scores = 0
+        self._topics_with_ties: set[str] = set()
+
+    def count_block(
+        self, topic: str, tag: str, count: int, first_line: int, *, disagreement: tuple[int, float, int, float] | None, ties: int
+    ) -> None:
+        """Count one block: `disagreement` is (rank, score, rank before, score before) at the first line, in rank
+        order, that scores more than the line before it (None when scores never rise); `ties` the lines whose
+        score another line of the block has too, less one per distinct score."""
+        self.line_count += count
+        self.topics[topic] = self.topics.get(topic, 0) + count
+        self.tags.add(tag)
+        if count > MAX_DOCUMENTS_PER_TOPIC:
+            self._warn(first_line, f"topic {topic} has {count} documents; Touché asks for at most {MAX_DOCUMENTS_PER_TOPIC}")
+        if disagreement is not None:
+            rank, score, rank_before, score_before = disagreement
+            self._warn(
+                first_line,
+                f"topic {topic}: score order disagrees with rank order (rank {rank} scores {score:g},"
+                f" more than rank {rank_before} with {score_before:g}); trec_eval follows the scores",
+            )
+        if ties:
+            self._tied_scores += ties
+            self._topics_with_ties.add(topic)
+
+    def finish(self, *, has_stance: bool) -> None:
+        """Call once every block is counted: the whole-run checks and warnings."""
+        self.has_stance = has_stance
+        if not self.line_count:
+            raise FormatError(self.source, None, "the run has no result lines")
+        self._warn_about_whole_run()
+    def _warn_about_whole_run(self) -> None:
+        if self._tied_scores:
+            self._warn(
+                None,
+                f"{_count(self._tied_scores, 'tied score')} in {_count(len(self._topics_with_ties), 'topic')};"
+                " trec_eval breaks ties by document id, not by rank",
+            )
+        if self._known_topics is not None:
+            missing = sorted(self._known_topics.difference(self.topics), key=topic_sort_key)
+            if missing:
+                self._warn(None, f"no results for {_count(len(missing), 'topic')}: {', '.join(missing)}")
+
+    def _warn(self, line: int | None, message: str) -> None:
+        self.warnings.append(FormatWarning(self.source, line, message))
+
+
+class RunReader(RunTally):
     """Iterate to get one `RunRow` per result line, in file order, or call `blocks()` to get them as `RunBlock`s.
 
     Raises `FormatError` (physical 1-based line) at the first line that cannot be stored: wrong field
@@ -80,18 +142,10 @@ class RunReader:
         known_topics: Collection[str] | None = None,
         stances: Collection[str] = STANCES,
     ) -> None:
-        self.source = source
+        super().__init__(source=source, known_topics=known_topics)
         self._lines = lines
-        self._known_topics = None if known_topics is None else frozenset(known_topics)
         self._stances = frozenset(stances)
         self._started = False
-        self.warnings: list[FormatWarning] = []
-        self.line_count = 0  # result lines, blank lines not counted
-        self.topics: dict[str, int] = {}  # result lines per topic, all tags together
-        self.tags: set[str] = set()
-        self.has_stance = False
-        self._tied_scores = 0
-        self._topics_with_ties: set[str] = set()
 
     def __iter__(self) -> Iterator[RunRow]:
         for block in self.blocks():
@@ -187,52 +241,22 @@ class RunReader:
         if block is not None:
             self._close_block(block, neighbour_ties)
             yield block
-        self.has_stance = has_stance
-        if not self.line_count:
-            raise FormatError(source, None, "the run has no result lines")
-        self._warn_about_whole_run()
+        self.finish(has_stance=has_stance)
 
     def _close_block(self, block: RunBlock, neighbour_ties: int) -> None:
-        topic, ranks, scores, first_line = block.topic, block.ranks, block.scores, block.first_line
-        count = len(ranks)
-        self.line_count += count
-        self.topics[topic] = self.topics.get(topic, 0) + count
-        self.tags.add(block.tag)
-        if count > MAX_DOCUMENTS_PER_TOPIC:
-            self._warn(first_line, f"topic {topic} has {count} documents; Touché asks for at most {MAX_DOCUMENTS_PER_TOPIC}")
+        ranks, scores, count = block.ranks, block.scores, len(block.ranks)
         sorted_by_rank = ranks == sorted(ranks)
         if not sorted_by_rank:
             by_rank = sorted(range(count), key=ranks.__getitem__)
             ranks = [ranks[i] for i in by_rank]
             scores = [scores[i] for i in by_rank]
         sorted_by_score = scores == sorted(scores, reverse=True)
+        disagreement = None
         if not sorted_by_score:
             i = next(i for i in range(1, count) if scores[i] > scores[i - 1])
-            self._warn(
-                first_line,
-                f"topic {topic}: score order disagrees with rank order (rank {ranks[i]} scores {scores[i]:g},"
-                f" more than rank {ranks[i - 1]} with {scores[i - 1]:g}); trec_eval follows the scores",
-            )
+            disagreement = (ranks[i], scores[i], ranks[i - 1], scores[i - 1])
         ties = neighbour_ties if sorted_by_rank and sorted_by_score else count - len(set(scores))
-        if ties:
-            self._tied_scores += ties
-            self._topics_with_ties.add(topic)
-
-    def _warn_about_whole_run(self) -> None:
-        if self._tied_scores:
-            self._warn(
-                None,
-                f"{_count(self._tied_scores, 'tied score')} in {_count(len(self._topics_with_ties), 'topic')};"
-                " trec_eval breaks ties by document id, not by rank",
-            )
-        if self._known_topics is not None:
-            missing = sorted(self._known_topics.difference(self.topics), key=topic_sort_key)
-            if missing:
-                self._warn(None, f"no results for {_count(len(missing), 'topic')}: {', '.join(missing)}")
-
-    def _warn(self, line: int | None, message: str) -> None:
-        self.warnings.append(FormatWarning(self.source, line, message))
-
+        self.count_block(block.topic, block.tag, count, block.first_line, disagreement=disagreement, ties=ties)
 
 def _number_problem(rank_text: str, score_text: str) -> str:
     """Why a line's rank or score was refused (worked out only then, so the common line pays nothing for it)."""

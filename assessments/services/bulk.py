@@ -35,7 +35,7 @@ _SQLITE_BATCH = 500  # rows or ids per statement on SQLite: below its limit on b
 DOCUMENT_COLUMNS = ("doc_id", "title", "body", "is_html", "url", "metadata", "text_hash")
 _DOCUMENT_UPDATED = ("title", "body", "is_html", "url", "metadata", "has_text", "text_hash")
 
-_RankingRow = Any  # services.imports.runs' ranking: a NamedTuple with Ranking's fields but `run`
+_RankingRow = Any  # services.imports.runs' ranking: a NamedTuple with Ranking's fields but `run`, or (PostgreSQL) its COPY text
 
 _DOCUMENT = Document._meta.db_table
 _POOLENTRY = PoolEntry._meta.db_table
@@ -532,7 +532,8 @@ class _CopySegment:
 
 def store_rankings(rankings: Iterable[tuple[int, _RankingRow]]) -> None:
     """Store (run id, ranking) pairs as Ranking rows: COPY on PostgreSQL, batches on SQLite. The rankings are read
-    from the iterable as they are stored, so a whole campaign's runs never sit in memory."""
+    from the iterable as they are stored, so a whole campaign's runs never sit in memory. A ranking given as bytes
+    is its row's COPY text without the run id (formats.trec_run_columns makes them; PostgreSQL only)."""
     if is_postgresql():
         with connection.cursor() as cursor:
             cursor.copy_expert(f"COPY {Ranking._meta.db_table} ({_RANKING_COLUMNS}) FROM STDIN", _RankingCopy(rankings), 1 << 20)
@@ -557,14 +558,17 @@ class _RankingCopy:
         lines = []
         length = 0
         for run_id, r in self.rankings:
-            stances = _COPY_NULL if r.stances is None else _array_literal(r.stances)
-            by_rank = _COPY_NULL if r.by_rank is None else _numbers_literal(r.by_rank)
-            by_single = _COPY_NULL if r.by_single is None else _numbers_literal(r.by_single)
-            lines.append(
-                f"{run_id}\t{r.topic_id}\t{r.length}\t{_array_literal(r.docs)}\t{_numbers_literal(r.ranks)}\t{_numbers_literal(r.scores)}"
-                f"\t{stances}\t{by_rank}\t{by_single}\n"
-            )
+            if isinstance(r, bytes):
+                lines.append(b"%d\t%s\n" % (run_id, r))
+            else:
+                stances = _COPY_NULL if r.stances is None else _array_literal(r.stances)
+                by_rank = _COPY_NULL if r.by_rank is None else _numbers_literal(r.by_rank)
+                by_single = _COPY_NULL if r.by_single is None else _numbers_literal(r.by_single)
+                lines.append((
+                    f"{run_id}\t{r.topic_id}\t{r.length}\t{_array_literal(r.docs)}\t{_numbers_literal(r.ranks)}\t{_numbers_literal(r.scores)}"
+                    f"\t{stances}\t{by_rank}\t{by_single}\n"
+                ).encode())
             length += len(lines[-1])
             if 0 < size <= length:
                 break
-        return "".join(lines).encode()
+        return b"".join(lines)

@@ -33,8 +33,8 @@ def topics(campaign):
     return [TopicFactory(campaign=campaign, number=str(n), position=n) for n in (1, 2, 3)]
 
 
-def a_run(tag: str = "big", lines_per_topic: int = 30_000) -> SimpleUploadedFile:
-    """A run of about 3 MB: its import reports progress several times before it stores anything."""
+def a_run(tag: str = "big", lines_per_topic: int = 50_000) -> SimpleUploadedFile:
+    """A run of about 5 MB: read in more than one chunk, its import reports progress before it stores anything."""
     text = "".join(
         f"{topic} Q0 doc-{topic}-{rank} {rank} {1000 - rank / 1000:.4f} {tag}\n"
         for topic in (1, 2, 3) for rank in range(1, lines_per_topic + 1)
@@ -91,7 +91,7 @@ def test_a_killed_worker_s_job_is_failed_by_the_periodic_sweep_and_can_be_retrie
     assert response.status_code == 202 and response.json()["status"] == "queued"
     wait_for(lambda: ended(job), timeout=30, what="the retried job to end", log=sweeper.log)
     assert (job.status, job.attempts) == (Job.Status.SUCCEEDED, 2), job.errors
-    assert Run.objects.get().line_count == 90_000
+    assert Run.objects.get().line_count == 150_000
     assert not job.upload_folder.exists()
 
 

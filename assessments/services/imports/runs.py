@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from itertools import chain, islice
 from operator import attrgetter, gt
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import BinaryIO, NamedTuple, cast
 
 from django.db import transaction
 from django.utils import timezone
@@ -128,7 +128,49 @@ def require_topics(campaign: Campaign, has_topics: bool) -> None:
 def _spool_run_file(
     file: InputFile, *, spool: BinaryIO, topic_ids: Mapping[str, int], stances: Sequence[str], meter: FilesMeter
 ) -> list[_SpooledRun]:
-    """Check one run file and append its rankings to the spool, both orders computed per topic.
+    """Check one run file and append its rankings to the spool: on PostgreSQL by the column reader when the file is
+    plain enough for it (as COPY text, made in C), else, or when it declines, by the line reader."""
+    if bulk.is_postgresql():
+        # Imported here, not at the top: Arrow's libraries add some 50 MB to a process, which only run imports need.
+        from assessments.formats.trec_run_columns import Declined
+
+        try:
+            return _spool_columns(file, spool=spool, topic_ids=topic_ids, stances=stances, meter=meter)
+        except Declined:
+            pass  # what it spooled is never read: only the runs returned point into the spool
+    return _spool_lines(file, spool=spool, topic_ids=topic_ids, stances=stances, meter=meter)
+
+
+def _spool_columns(
+    file: InputFile, *, spool: BinaryIO, topic_ids: Mapping[str, int], stances: Sequence[str], meter: FilesMeter
+) -> list[_SpooledRun]:
+    from assessments.formats.trec_run_columns import ColumnRunReader
+
+    runs: dict[str, _SpooledRun] = {}
+    with opened(file) as (raw, stream):
+        reader = ColumnRunReader(
+            stream, source=file.name, known_topics=topic_ids.keys(), stances=stances, max_doc_id_length=_DOC_ID_LENGTH,
+            read=lambda: meter.at(raw.tell()),
+        )
+        for block in reader.blocks():
+            if block.tag not in runs:
+                _check_tag(file, block.tag)
+                runs[block.tag] = _SpooledRun(tag=block.tag, file=file, team=_team_from_name(file.name, block.tag))
+            run = runs[block.tag]
+            run.offsets.append(_spool_copy_text(spool, f"{topic_ids[block.topic]}\t{block.lists}"))
+            run.lines += block.length
+            run.has_stance = run.has_stance or block.has_stance
+    meter.file_done(file.path.stat().st_size)
+    warnings = [str(w) for w in reader.warnings]
+    for run in runs.values():
+        run.warnings = warnings
+    return list(runs.values())
+
+
+def _spool_lines(
+    file: InputFile, *, spool: BinaryIO, topic_ids: Mapping[str, int], stances: Sequence[str], meter: FilesMeter
+) -> list[_SpooledRun]:
+    """Check one run file with the line reader and append its rankings to the spool, both orders computed per topic.
 
     Each topic's lines are spooled as soon as they end, so memory holds one topic's lines whatever the size of
     the file. A topic whose lines come back later in the file (rare) is spooled in pieces, which are read back
@@ -148,7 +190,7 @@ def _spool_run_file(
     warnings = [str(w) for w in reader.warnings]
     for (tag, number), spooled in pieces.items():
         if len(spooled) > 1:
-            parts = [_block_of(_unspool(spool, piece.offset), tag=tag, topic=number) for piece in spooled]
+            parts = [_block_of(_unspooled_ranking(spool, piece.offset), tag=tag, topic=number) for piece in spooled]
             _check_documents_once(file, parts)
             spooled = [_spool_ranking(spool, _ranking(file, parts, topic_id=topic_ids[number]))]
         run = runs[tag]
@@ -169,16 +211,34 @@ def _spool_ranking(spool: BinaryIO, ranking: _Ranking) -> _Spooled:
     """Append a ranking to the spool, where marshal (the fastest serialiser for lists of strings and numbers, and
     only ever read back by the same process) keeps it after its length: marshal.load would read a file in pieces
     of a few bytes."""
-    data = marshal.dumps(tuple(ranking))
+    return _Spooled(_spool_entry(spool, _MARSHAL, marshal.dumps(tuple(ranking))), ranking.length, ranking.stances is not None)
+
+
+def _spool_copy_text(spool: BinaryIO, text: str) -> int:
+    """Append a ranking the column reader made: Ranking's COPY text but the run id, which is known only when stored."""
+    return _spool_entry(spool, _COPY_TEXT, text.encode())
+
+
+def _spool_entry(spool: BinaryIO, kind: bytes, data: bytes) -> int:
     offset = spool.seek(0, io.SEEK_END)
-    spool.write(len(data).to_bytes(4, "little") + data)
-    return _Spooled(offset, ranking.length, ranking.stances is not None)
+    spool.write(kind + len(data).to_bytes(4, "little") + data)
+    return offset
 
 
-def _unspool(spool: BinaryIO, offset: int) -> _Ranking:
+_MARSHAL, _COPY_TEXT = b"M", b"T"
+
+
+def _unspool(spool: BinaryIO, offset: int) -> _Ranking | bytes:
+    """A spooled ranking: the line reader's as a _Ranking, the column reader's as its COPY text."""
     spool.seek(offset)
-    size = int.from_bytes(spool.read(4), "little")
-    return _Ranking(*marshal.loads(spool.read(size)))
+    head = spool.read(5)
+    data = spool.read(int.from_bytes(head[1:], "little"))
+    return _Ranking(*marshal.loads(data)) if head[:1] == _MARSHAL else data
+
+
+def _unspooled_ranking(spool: BinaryIO, offset: int) -> _Ranking:
+    """A ranking the line reader spooled (it spools marshalled rankings only)."""
+    return cast(_Ranking, _unspool(spool, offset))
 
 
 def _check_documents_once(file: InputFile, parts: list[RunBlock]) -> None:
@@ -264,7 +324,7 @@ def _ranking(file: InputFile, blocks: list[RunBlock], *, topic_id: int) -> _Rank
         raise FormatError(file.name, _line_of(file, blocks, longest), f"document id is longer than {_DOC_ID_LENGTH} characters")
     by_score = _file_order(docs, ranks, scores, by="score")
     rank_order = _file_order(docs, ranks, scores, by="rank")
-    if rank_order == by_score:
+    if list(rank_order) == list(by_score):  # a range and a list are never equal
         by_rank = None
     else:
         index_of = dict(zip(by_score, range(1, len(docs) + 1)))
@@ -321,7 +381,7 @@ def _store_runs(
     return stored, replaced
 
 
-def _unspooled(spool: BinaryIO, runs: list[tuple[int, list[int]]]) -> Iterator[tuple[int, _Ranking]]:
+def _unspooled(spool: BinaryIO, runs: list[tuple[int, list[int]]]) -> Iterator[tuple[int, _Ranking | bytes]]:
     """The rankings back from the spool, as (run id, ranking), for each run id and its rankings' offsets."""
     for run_id, offsets in runs:
         for offset in offsets:

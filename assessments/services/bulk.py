@@ -35,7 +35,7 @@ _SQLITE_BATCH = 500  # rows or ids per statement on SQLite: below its limit on b
 DOCUMENT_COLUMNS = ("doc_id", "title", "body", "is_html", "url", "metadata", "text_hash")
 _DOCUMENT_UPDATED = ("title", "body", "is_html", "url", "metadata", "has_text", "text_hash")
 
-_RankingRow = Any  # services.imports.runs' ranking: a NamedTuple with Ranking's fields but `run`, or (PostgreSQL) its COPY text
+_RankingRow = Any  # services.imports.runs' ranking: a NamedTuple with Ranking's fields but `run`
 
 _DOCUMENT = Document._meta.db_table
 _POOLENTRY = PoolEntry._meta.db_table
@@ -532,8 +532,7 @@ class _CopySegment:
 
 def store_rankings(rankings: Iterable[tuple[int, _RankingRow]]) -> None:
     """Store (run id, ranking) pairs as Ranking rows: COPY on PostgreSQL, batches on SQLite. The rankings are read
-    from the iterable as they are stored, so a whole campaign's runs never sit in memory. A ranking given as bytes
-    is its row's COPY text without the run id (formats.trec_run_columns makes them; PostgreSQL only)."""
+    from the iterable as they are stored, so a whole campaign's runs never sit in memory."""
     if is_postgresql():
         with connection.cursor() as cursor:
             cursor.copy_expert(f"COPY {Ranking._meta.db_table} ({_RANKING_COLUMNS}) FROM STDIN", _RankingCopy(rankings), 1 << 20)
@@ -541,6 +540,17 @@ def store_rankings(rankings: Iterable[tuple[int, _RankingRow]]) -> None:
     rankings = iter(rankings)
     while batch := list(islice(rankings, _RANKINGS_PER_INSERT)):
         Ranking.objects.bulk_create([Ranking(run_id=run_id, **ranking._asdict()) for run_id, ranking in batch])
+
+
+def ranking_copy_fields(r: _RankingRow) -> bytes:
+    """A ranking as COPY text fields from topic_id on (_RANKING_COLUMNS but run_id), without the line end."""
+    stances = _COPY_NULL if r.stances is None else _array_literal(r.stances)
+    by_rank = _COPY_NULL if r.by_rank is None else _numbers_literal(r.by_rank)
+    by_single = _COPY_NULL if r.by_single is None else _numbers_literal(r.by_single)
+    return (
+        f"{r.topic_id}\t{r.length}\t{_array_literal(r.docs)}\t{_numbers_literal(r.ranks)}\t{_numbers_literal(r.scores)}"
+        f"\t{stances}\t{by_rank}\t{by_single}"
+    ).encode()
 
 
 _RANKING_COLUMNS = "run_id, topic_id, length, docs, ranks, scores, stances, by_rank, by_single"
@@ -557,17 +567,8 @@ class _RankingCopy:
     def read(self, size: int = -1) -> bytes:
         lines = []
         length = 0
-        for run_id, r in self.rankings:
-            if isinstance(r, bytes):
-                lines.append(b"%d\t%s\n" % (run_id, r))
-            else:
-                stances = _COPY_NULL if r.stances is None else _array_literal(r.stances)
-                by_rank = _COPY_NULL if r.by_rank is None else _numbers_literal(r.by_rank)
-                by_single = _COPY_NULL if r.by_single is None else _numbers_literal(r.by_single)
-                lines.append((
-                    f"{run_id}\t{r.topic_id}\t{r.length}\t{_array_literal(r.docs)}\t{_numbers_literal(r.ranks)}\t{_numbers_literal(r.scores)}"
-                    f"\t{stances}\t{by_rank}\t{by_single}\n"
-                ).encode())
+        for run_id, ranking in self.rankings:
+            lines.append(b"%d\t%s\n" % (run_id, ranking_copy_fields(ranking)))
             length += len(lines[-1])
             if 0 < size <= length:
                 break

@@ -84,14 +84,14 @@ def permuted(docs: list[str], positions: list[int] | None) -> list[str]:
 def column_reads(monkeypatch) -> list[str]:
     """The files the column reader took (it was not declined)."""
     taken: list[str] = []
-    spool_columns = run_imports._spool_columns
+    read_columns = run_imports._Reading._columns
 
-    def spy(file, **kwargs):
-        result = spool_columns(file, **kwargs)
+    def spy(self, file, stage):
+        result = read_columns(self, file, stage)
         taken.append(Path(file.name).name)
         return result
 
-    monkeypatch.setattr(run_imports, "_spool_columns", spy)
+    monkeypatch.setattr(run_imports._Reading, "_columns", spy)
     return taken
 
 
@@ -102,12 +102,12 @@ def import_both_ways(tmp_path: Path, monkeypatch, files: dict[str, str]) -> tupl
         paths[-1].write_text(text)
     columns = import_runs(campaign=campaign("columns"), paths=paths)
     with monkeypatch.context() as switch:
-        switch.setattr(run_imports, "_spool_columns", _declined)
+        switch.setattr(run_imports._Reading, "_columns", _declined)
         lines = import_runs(campaign=campaign("lines"), paths=paths)
     return stored("columns"), stored("lines"), columns.text, lines.text
 
 
-def _declined(file, **kwargs):
+def _declined(self, file, stage):
     raise trec_run_columns.Declined
 
 
@@ -219,7 +219,7 @@ def test_real_touche_runs_are_read_by_columns_as_by_lines(touche_data, tmp_path,
             TopicFactory(campaign=made, number=number, position=position)
     columns = import_runs(campaign=Campaign.objects.get(slug="columns"), paths=runs)
     with monkeypatch.context() as switch:
-        switch.setattr(run_imports, "_spool_columns", _declined)
+        switch.setattr(run_imports._Reading, "_columns", _declined)
         lines = import_runs(campaign=Campaign.objects.get(slug="lines"), paths=runs)
 
     assert column_reads == [path.name for path in runs]

@@ -6,11 +6,12 @@ import io
 import marshal
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from itertools import chain, islice
+from itertools import chain, count, islice
 from operator import attrgetter, gt
 from pathlib import Path
-from typing import BinaryIO, NamedTuple, cast
+from typing import BinaryIO, NamedTuple, Protocol
 
 from django.db import transaction
 from django.utils import timezone
@@ -27,6 +28,7 @@ from assessments.services import audit, bulk, rankings
 from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.imports.files import FilesMeter, InputFile, files_label, first_line_where, input_files, opened
 from assessments.services.jobs import NoProgress, Progress
+from assessments.services.ranking_stage import RankingStage
 
 TEAM_LENGTH = max_length(Run, "team")
 
@@ -36,20 +38,17 @@ _INT4 = 2**31  # Ranking.ranks holds 32-bit integers
 
 
 @dataclass
-class _SpooledRun:
-    """One run tag read from a file: its rankings sit in the spool at `offsets`, one per topic."""
+class _ReadRun:
+    """One run tag read from a file: its rankings wait in the stage under `key`, a number unique in the import."""
 
     tag: str
     file: InputFile
     team: str
-    offsets: list[int] = field(default_factory=list)
+    key: int
+    topics: int = 0
     lines: int = 0
     has_stance: bool = False
     warnings: list[str] = field(default_factory=list)
-
-    @property
-    def topics(self) -> int:
-        return len(self.offsets)
 
 
 def import_runs(
@@ -78,17 +77,18 @@ def import_runs(
     stances = campaign.label_scheme.values("stance")
     meter = FilesMeter(progress, files)
 
-    with tempfile.TemporaryFile() as spool, collector_paused():
-        runs: dict[str, _SpooledRun] = {}
+    reading = _Reading(topic_ids=topic_ids, stances=stances, meter=meter)
+    with tempfile.TemporaryFile() as spool, _stage(spool) as stage, collector_paused():
+        runs: dict[str, _ReadRun] = {}
         for file in files:
-            for run in _spool_run_file(file, spool=spool, topic_ids=topic_ids, stances=stances, meter=meter):
+            for run in reading.file(file, spool=spool, stage=stage):
                 if run.tag in runs:
                     raise FormatError(file.name, None, f"run {run.tag} is also in {runs[run.tag].file.name}; a tag names one run")
                 run.team = team or run.team
                 runs[run.tag] = run
         checksums = audit.file_checksums((f.name, f.path) for f in files)
         with transaction.atomic():
-            stored, replaced = _store_runs(campaign, list(runs.values()), spool=spool, topic_ids=topic_ids, uploaded_by=uploaded_by)
+            stored, replaced = _store_runs(campaign, list(runs.values()), stage=stage, topic_ids=topic_ids, uploaded_by=uploaded_by)
             sources = _repoint_pool_sources(replaced)
             replaced_tags = {run.tag for run in replaced}
             audit.record(
@@ -125,120 +125,133 @@ def require_topics(campaign: Campaign, has_topics: bool) -> None:
         raise ImportProblem(f"campaign {campaign.slug} has no topics yet: import its topics before its runs")
 
 
-def _spool_run_file(
-    file: InputFile, *, spool: BinaryIO, topic_ids: Mapping[str, int], stances: Sequence[str], meter: FilesMeter
-) -> list[_SpooledRun]:
-    """Check one run file and append its rankings to the spool: on PostgreSQL by the column reader when the file is
-    plain enough for it (as COPY text, made in C), else, or when it declines, by the line reader."""
-    if bulk.is_postgresql():
-        # Imported here, not at the top: Arrow's libraries add some 50 MB to a process, which only run imports need.
-        from assessments.formats.trec_run_columns import Declined
+class _Stage(Protocol):
+    """Where rankings wait, once read, for the storing transaction (RankingStage on PostgreSQL, _SpoolStage on SQLite)."""
 
-        try:
-            return _spool_columns(file, spool=spool, topic_ids=topic_ids, stances=stances, meter=meter)
-        except Declined:
-            pass  # what it spooled is never read: only the runs returned point into the spool
-    return _spool_lines(file, spool=spool, topic_ids=topic_ids, stances=stances, meter=meter)
+    def add(self, key: int, ranking: _Ranking | bytes) -> None: ...
+
+    def store(self, run_ids: Mapping[int, int]) -> None: ...
 
 
-def _spool_columns(
-    file: InputFile, *, spool: BinaryIO, topic_ids: Mapping[str, int], stances: Sequence[str], meter: FilesMeter
-) -> list[_SpooledRun]:
-    from assessments.formats.trec_run_columns import ColumnRunReader
+def _stage(spool: BinaryIO) -> AbstractContextManager[_Stage]:
+    return RankingStage() if bulk.is_postgresql() else _SpoolStage(spool)
 
-    runs: dict[str, _SpooledRun] = {}
-    with opened(file) as (raw, stream):
-        reader = ColumnRunReader(
-            stream, source=file.name, known_topics=topic_ids.keys(), stances=stances, max_doc_id_length=_DOC_ID_LENGTH,
-            read=lambda: meter.at(raw.tell()),
-        )
+
+class _SpoolStage:
+    """SQLite's stage (the demo's): the rankings wait in the import's spool file."""
+
+    def __init__(self, spool: BinaryIO) -> None:
+        self._spool = spool
+        self._offsets: dict[int, list[int]] = {}
+
+    def __enter__(self) -> _SpoolStage:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        pass
+
+    def add(self, key: int, ranking: _Ranking | bytes) -> None:
+        assert isinstance(ranking, _Ranking), "COPY text is made only for PostgreSQL"
+        self._offsets.setdefault(key, []).append(_spool_ranking(self._spool, ranking))
+
+    def store(self, run_ids: Mapping[int, int]) -> None:
+        bulk.store_rankings(_unspooled(self._spool, [(run_id, self._offsets.get(key, [])) for key, run_id in run_ids.items()]))
+
+
+@dataclass
+class _Reading:
+    """Reads the files of one import, numbering their runs."""
+
+    topic_ids: Mapping[str, int]
+    stances: Sequence[str]
+    meter: FilesMeter
+    keys: Iterator[int] = field(default_factory=count)
+
+    def file(self, file: InputFile, *, spool: BinaryIO, stage: _Stage) -> list[_ReadRun]:
+        """Check one run file and stage its rankings: on PostgreSQL by the column reader when the file is plain
+        enough for it (as COPY text, made in C), else, or when it declines, by the line reader."""
+        if bulk.is_postgresql():
+            # Imported here, not at the top: Arrow's libraries add some 50 MB to a process, which only run imports need.
+            from assessments.formats.trec_run_columns import Declined
+
+            try:
+                return self._columns(file, stage)
+            except Declined:
+                pass  # what it staged is never stored: only the runs returned have their keys stored
+        return self._lines(file, spool, stage)
+
+    def _run(self, runs: dict[str, _ReadRun], file: InputFile, tag: str) -> _ReadRun:
+        if tag not in runs:
+            _check_tag(file, tag)
+            runs[tag] = _ReadRun(tag=tag, file=file, team=_team_from_name(file.name, tag), key=next(self.keys))
+        return runs[tag]
+
+    def _columns(self, file: InputFile, stage: _Stage) -> list[_ReadRun]:
+        from assessments.formats.trec_run_columns import ColumnRunReader
+
+        runs: dict[str, _ReadRun] = {}
+        with opened(file) as (raw, stream):
+            reader = ColumnRunReader(
+                stream, source=file.name, known_topics=self.topic_ids.keys(), stances=self.stances,
+                max_doc_id_length=_DOC_ID_LENGTH, read=lambda: self.meter.at(raw.tell()),
+            )
+            for block in reader.blocks():
+                run = self._run(runs, file, block.tag)
+                stage.add(run.key, f"{self.topic_ids[block.topic]}\t{block.lists}".encode())
+                run.topics += 1
+                run.lines += block.length
+                run.has_stance = run.has_stance or block.has_stance
+        return self._read(file, runs, reader.warnings)
+
+    def _lines(self, file: InputFile, spool: BinaryIO, stage: _Stage) -> list[_ReadRun]:
+        """Check one run file with the line reader, both orders computed per topic.
+
+        Each topic's lines are spooled as soon as they end, so memory holds one topic's lines whatever the size of
+        the file. A topic whose lines come back later in the file (rare) is spooled in pieces, which are read back
+        and put together once the file has been read: an order needs all of a topic's lines. Then each topic's
+        ranking is staged.
+        """
+        reader = read_run(_run_lines(file, self.meter), source=file.name, known_topics=self.topic_ids.keys(), stances=self.stances)
+        runs: dict[str, _ReadRun] = {}
+        pieces: dict[tuple[str, str], list[int]] = {}
         for block in reader.blocks():
-            if block.tag not in runs:
-                _check_tag(file, block.tag)
-                runs[block.tag] = _SpooledRun(tag=block.tag, file=file, team=_team_from_name(file.name, block.tag))
-            run = runs[block.tag]
-            run.offsets.append(_spool_copy_text(spool, f"{topic_ids[block.topic]}\t{block.lists}"))
-            run.lines += block.length
-            run.has_stance = run.has_stance or block.has_stance
-    meter.file_done(file.path.stat().st_size)
-    warnings = [str(w) for w in reader.warnings]
-    for run in runs.values():
-        run.warnings = warnings
-    return list(runs.values())
+            self._run(runs, file, block.tag)
+            ranking = _ranking(file, [block], topic_id=self.topic_ids[block.topic])
+            pieces.setdefault((block.tag, block.topic), []).append(_spool_ranking(spool, ranking))
+        for (tag, number), offsets in pieces.items():
+            parts = [_unspool(spool, offset) for offset in offsets]
+            if len(parts) > 1:
+                blocks = [_block_of(part, tag=tag, topic=number) for part in parts]
+                _check_documents_once(file, blocks)
+                parts = [_ranking(file, blocks, topic_id=self.topic_ids[number])]
+            run = runs[tag]
+            stage.add(run.key, parts[0])
+            run.topics += 1
+            run.lines += parts[0].length
+            run.has_stance = run.has_stance or parts[0].stances is not None
+        return self._read(file, runs, reader.warnings)
+
+    def _read(self, file: InputFile, runs: dict[str, _ReadRun], warnings: Sequence[object]) -> list[_ReadRun]:
+        self.meter.file_done(file.path.stat().st_size)
+        for run in runs.values():
+            run.warnings = [str(w) for w in warnings]
+        return list(runs.values())
 
 
-def _spool_lines(
-    file: InputFile, *, spool: BinaryIO, topic_ids: Mapping[str, int], stances: Sequence[str], meter: FilesMeter
-) -> list[_SpooledRun]:
-    """Check one run file with the line reader and append its rankings to the spool, both orders computed per topic.
-
-    Each topic's lines are spooled as soon as they end, so memory holds one topic's lines whatever the size of
-    the file. A topic whose lines come back later in the file (rare) is spooled in pieces, which are read back
-    and put together once the file has been read: an order needs all of a topic's lines.
-    """
-    reader = read_run(_run_lines(file, meter), source=file.name, known_topics=topic_ids.keys(), stances=stances)
-    runs: dict[str, _SpooledRun] = {}
-    pieces: dict[tuple[str, str], list[_Spooled]] = {}
-    for block in reader.blocks():
-        if block.tag not in runs:
-            _check_tag(file, block.tag)
-            runs[block.tag] = _SpooledRun(tag=block.tag, file=file, team=_team_from_name(file.name, block.tag))
-        ranking = _ranking(file, [block], topic_id=topic_ids[block.topic])
-        pieces.setdefault((block.tag, block.topic), []).append(_spool_ranking(spool, ranking))
-    meter.file_done(file.path.stat().st_size)
-
-    warnings = [str(w) for w in reader.warnings]
-    for (tag, number), spooled in pieces.items():
-        if len(spooled) > 1:
-            parts = [_block_of(_unspooled_ranking(spool, piece.offset), tag=tag, topic=number) for piece in spooled]
-            _check_documents_once(file, parts)
-            spooled = [_spool_ranking(spool, _ranking(file, parts, topic_id=topic_ids[number]))]
-        run = runs[tag]
-        run.offsets.append(spooled[0].offset)
-        run.lines += spooled[0].length
-        run.has_stance = run.has_stance or spooled[0].has_stance
-        run.warnings = warnings
-    return list(runs.values())
-
-
-class _Spooled(NamedTuple):
-    offset: int
-    length: int
-    has_stance: bool
-
-
-def _spool_ranking(spool: BinaryIO, ranking: _Ranking) -> _Spooled:
-    """Append a ranking to the spool, where marshal (the fastest serialiser for lists of strings and numbers, and
+def _spool_ranking(spool: BinaryIO, ranking: _Ranking) -> int:
+    """Append a ranking to the spool (its offset is returned), where marshal (the fastest serialiser for lists of strings and numbers, and
     only ever read back by the same process) keeps it after its length: marshal.load would read a file in pieces
     of a few bytes."""
-    return _Spooled(_spool_entry(spool, _MARSHAL, marshal.dumps(tuple(ranking))), ranking.length, ranking.stances is not None)
-
-
-def _spool_copy_text(spool: BinaryIO, text: str) -> int:
-    """Append a ranking the column reader made: Ranking's COPY text but the run id, which is known only when stored."""
-    return _spool_entry(spool, _COPY_TEXT, text.encode())
-
-
-def _spool_entry(spool: BinaryIO, kind: bytes, data: bytes) -> int:
+    data = marshal.dumps(tuple(ranking))
     offset = spool.seek(0, io.SEEK_END)
-    spool.write(kind + len(data).to_bytes(4, "little") + data)
+    spool.write(len(data).to_bytes(4, "little") + data)
     return offset
 
 
-_MARSHAL, _COPY_TEXT = b"M", b"T"
-
-
-def _unspool(spool: BinaryIO, offset: int) -> _Ranking | bytes:
-    """A spooled ranking: the line reader's as a _Ranking, the column reader's as its COPY text."""
+def _unspool(spool: BinaryIO, offset: int) -> _Ranking:
     spool.seek(offset)
-    head = spool.read(5)
-    data = spool.read(int.from_bytes(head[1:], "little"))
-    return _Ranking(*marshal.loads(data)) if head[:1] == _MARSHAL else data
-
-
-def _unspooled_ranking(spool: BinaryIO, offset: int) -> _Ranking:
-    """A ranking the line reader spooled (it spools marshalled rankings only)."""
-    return cast(_Ranking, _unspool(spool, offset))
+    size = int.from_bytes(spool.read(4), "little")
+    return _Ranking(*marshal.loads(spool.read(size)))
 
 
 def _check_documents_once(file: InputFile, parts: list[RunBlock]) -> None:
@@ -355,7 +368,7 @@ def _line_of(file: InputFile, blocks: list[RunBlock], doc: str) -> int | None:
 
 
 def _store_runs(
-    campaign: Campaign, runs: list[_SpooledRun], *, spool: BinaryIO, topic_ids: Mapping[str, int], uploaded_by: User | None
+    campaign: Campaign, runs: list[_ReadRun], *, stage: _Stage, topic_ids: Mapping[str, int], uploaded_by: User | None
 ) -> tuple[dict[str, Run], list[Run]]:
     """Create or replace the Run rows and store their lines; call inside the storing transaction."""
     bulk.lock_campaign(campaign)
@@ -377,11 +390,11 @@ def _store_runs(
         run.uploaded_at = now
         run.save()
         stored[spooled.tag] = run
-    bulk.store_rankings(_unspooled(spool, [(stored[r.tag].pk, r.offsets) for r in runs]))
+    stage.store({r.key: stored[r.tag].pk for r in runs})
     return stored, replaced
 
 
-def _unspooled(spool: BinaryIO, runs: list[tuple[int, list[int]]]) -> Iterator[tuple[int, _Ranking | bytes]]:
+def _unspooled(spool: BinaryIO, runs: list[tuple[int, list[int]]]) -> Iterator[tuple[int, _Ranking]]:
     """The rankings back from the spool, as (run id, ranking), for each run id and its rankings' offsets."""
     for run_id, offsets in runs:
         for offset in offsets:

@@ -86,9 +86,9 @@ class RankingStage:
         """Queue for the COPY thread, or raise what ended it (it no longer takes anything)."""
         while True:
             if self._copied.is_set():
-                if self._error is not None and item is not _Abort:
-                    raise self._error
-                return
+                if item is _Abort:
+                    return
+                raise self._error or RuntimeError("the staging COPY has already ended")
             try:
                 self._queue.put(item, timeout=_WAIT)
                 return

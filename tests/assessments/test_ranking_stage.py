@@ -90,3 +90,17 @@ def test_rows_a_killed_import_left_are_removed_by_the_next_import_after_a_day(ca
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT run_key FROM {TABLE}")
         assert cursor.fetchall() == [(2,)]  # an hour old: perhaps another import, still reading
+
+
+def test_a_row_the_staging_copy_refuses_fails_the_import_instead_of_hanging_it(campaign):
+    from psycopg2 import DataError
+
+    from assessments.services.ranking_stage import RankingStage
+
+    with pytest.raises(DataError, match="malformed array literal"), RankingStage() as stage:
+        topic = campaign.topics.first().pk
+        stage.add(0, f"{topic}\t1\tnot an array\t{{1}}\t{{1.0}}\t\\N\t\\N\t\\N".encode())
+        for _ in range(200):  # more than the queue holds: the COPY has failed, so these must not wait for it
+            stage.add(1, f"{topic}\t1\t{{d}}\t{{1}}\t{{1.0}}\t\\N\t\\N\t\\N".encode())
+        stage.store({0: 1, 1: 2})
+    assert staged() == 0

@@ -18,11 +18,15 @@ discussion of a flag, who changed a qrels line). Every page and endpoint that sh
 `snapshots_for_user`.
 """
 
+from functools import cache
+
 from django.core.exceptions import PermissionDenied
-from django.db.models import Exists, F, OuterRef, QuerySet, Subquery
+from django.db import connection
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
 
 from accounts.models import User
+from touchstone.model_rows import ModelColumns
 
 from .models import (
     Assignment,
@@ -35,6 +39,7 @@ from .models import (
     Phase,
     PoolEntry,
     QrelsSnapshot,
+    Topic,
 )
 from .selectors.discussion import is_discussed
 
@@ -132,17 +137,57 @@ def get_assignment_for_assessor(user: User, assignment_id: int, *, closed_traini
     so a judge page never shows a topic its viewer was not given. An archived campaign is put away: its
     assignments are no one's any more.
     """
-    if not user.is_authenticated:
+    row = _assignment_row(user, assignment_id)
+    if row is None:
         raise Http404("No such assignment")
-    try:
-        assignment = Assignment.objects.select_related("topic", "topic__campaign").get(
-            pk=assignment_id, assessor=user, topic__campaign__archived_at__isnull=True
-        )
-    except Assignment.DoesNotExist:
-        raise Http404("No such assignment") from None
+    assignment = _assignment_from_row(row, user)
     if not assignment.active and not (closed_training and _round_closed(assignment)):
         raise Http404("No such assignment")
-    assignment.assessor = user  # the same row, so saving a label does not load it again
+    return assignment
+
+
+# Every judge page and label save starts here, so these lookups are written in SQL rather than compiled by the
+# ORM each time (most of their CPU; touchstone.model_rows). They read the same rows the ORM would.
+_ASSIGNMENT, _TOPIC, _CAMPAIGN = ModelColumns(Assignment, "a"), ModelColumns(Topic, "t"), ModelColumns(Campaign, "c")
+_LARGEST_ID = 2**63 - 1  # ids are bigint: a larger one from a URL matches nothing (and SQLite could not take it)
+
+
+@cache
+def _assignment_sql(*, with_entry: bool) -> str:
+    """The user's assignment (active or not) of a campaign not archived, with its topic and campaign. With
+    `with_entry`: only an active one, joined to the pool entry of its topic, and what get_entry_to_judge reads of
+    that entry: its document, its root, whether it has twins, whether it is in the assignment's slice (last)."""
+    columns = join = where = ""
+    if with_entry:
+        entries, items = PoolEntry._meta.db_table, AssignmentItem._meta.db_table
+        columns = f""", e.document_id, e.duplicate_of_id,
+            EXISTS (SELECT 1 FROM {entries} d WHERE d.duplicate_of_id = e.id),
+            a.scope <> %(overlap)s OR EXISTS (SELECT 1 FROM {items} i WHERE i.assignment_id = a.id AND i.entry_id = e.id)"""
+        join = f"\n  JOIN {entries} e ON e.topic_id = a.topic_id AND e.id = %(entry)s"
+        where = " AND a.active"
+    return f"""SELECT {_ASSIGNMENT.sql()}, {_TOPIC.sql()}, {_CAMPAIGN.sql()}{columns}
+  FROM {Assignment._meta.db_table} a
+  JOIN {Topic._meta.db_table} t ON t.id = a.topic_id
+  JOIN {Campaign._meta.db_table} c ON c.id = t.campaign_id{join}
+ WHERE a.id = %(assignment)s AND a.assessor_id = %(assessor)s AND c.archived_at IS NULL{where}"""
+
+
+def _assignment_row(user: User, assignment_id: int, entry_id: int | None = None) -> tuple | None:
+    ids = (assignment_id,) if entry_id is None else (assignment_id, entry_id)
+    if not user.is_authenticated or not all(0 < i <= _LARGEST_ID for i in ids):
+        return None
+    params = {"assignment": assignment_id, "assessor": user.pk, "entry": entry_id, "overlap": Assignment.Scope.OVERLAP.value}
+    with connection.cursor() as cursor:
+        cursor.execute(_assignment_sql(with_entry=entry_id is not None), params)
+        return cursor.fetchone()
+
+
+def _assignment_from_row(row: tuple, user: User) -> Assignment:
+    assignment, topic = _ASSIGNMENT.instance(row), _TOPIC.instance(row, len(_ASSIGNMENT))
+    campaign = _CAMPAIGN.instance(row, len(_ASSIGNMENT) + len(_TOPIC))
+    Topic.campaign.field.set_cached_value(topic, campaign)
+    Assignment.topic.field.set_cached_value(assignment, topic)
+    Assignment.assessor.field.set_cached_value(assignment, user)  # the same row, so saving a label does not load it again
     return assignment
 
 
@@ -173,45 +218,26 @@ def get_entry_for_assignment(assignment: Assignment, entry_id: int) -> PoolEntry
 
 def get_entry_to_judge(user: User, assignment_id: int, entry_id: int) -> tuple[Assignment, PoolEntry]:
     """What saving a label needs: get_assignment_for_assessor and get_entry_for_assignment (same rules, same 404s)
-    in one query instead of two, the save being the request an assessor makes most.
+    in one query instead of two or three, the save being the request an assessor makes most.
 
     The entry carries what judging.judge_entry uses and no more: its topic, its document's id (the document's
     other fields are not loaded), its `duplicate_of_id`, and `has_twins` (whether other entries point at it), so
     that a save on an entry without twins looks for none. Fields not loaded are deferred (read on access, as
     with `only()`).
     """
-    if not user.is_authenticated:
-        raise Http404("No such assignment")
-    found = (
-        Assignment.objects.select_related("topic", "topic__campaign")
-        .filter(pk=assignment_id, assessor=user, active=True, topic__campaign__archived_at__isnull=True,
-                topic__pool_entries__pk=entry_id)
-        .annotate(  # after the filter, so they read the entry it joined
-            entry_document_id=F("topic__pool_entries__document_id"),
-            entry_duplicate_of_id=F("topic__pool_entries__duplicate_of_id"),
-            entry_has_twins=Exists(PoolEntry.objects.filter(duplicate_of_id=entry_id)),
-        )
-    )
-    try:
-        row = found.get()  # one row at most (both keys given); get(), not first(): no ORDER BY
-    except Assignment.DoesNotExist:
-        row = None
-    if row is None or (
-        row.scope == Assignment.Scope.OVERLAP and not AssignmentItem.objects.filter(assignment=row, entry_id=entry_id).exists()
-    ):
+    row = _assignment_row(user, assignment_id, entry_id)
+    if row is None or not row[-1]:  # no such active assignment and entry, or the entry is outside its overlap slice
         # The lookups one at a time raise the 404 that says which is missing (or find both, changed meanwhile).
         assignment = get_assignment_for_assessor(user, assignment_id)
         return assignment, get_entry_for_assignment(assignment, entry_id)
-    row.assessor = user  # the same row, so saving a label does not load it again
-    db = row._state.db
-    entry = PoolEntry.from_db(
-        db, ["id", "topic_id", "document_id", "duplicate_of_id"],
-        [entry_id, row.topic_id, row.entry_document_id, row.entry_duplicate_of_id],
-    )
-    entry.topic = row.topic
-    entry.document = Document.from_db(db, ["id"], [row.entry_document_id])
-    entry.has_twins = row.entry_has_twins  # type: ignore[attr-defined]  # read by judging.propagate_to_twins
-    return row, entry
+    assignment = _assignment_from_row(row, user)
+    document_id, duplicate_of_id, has_twins = row[-4:-1]
+    db = assignment._state.db
+    entry = PoolEntry.from_db(db, ["id", "topic_id", "document_id", "duplicate_of_id"], [entry_id, assignment.topic_id, document_id, duplicate_of_id])
+    PoolEntry.topic.field.set_cached_value(entry, assignment.topic)
+    PoolEntry.document.field.set_cached_value(entry, Document.from_db(db, ["id"], [document_id]))
+    entry.has_twins = bool(has_twins)  # type: ignore[attr-defined]  # read by judging.propagate_to_twins
+    return assignment, entry
 
 
 def get_campaign_for_admin(user: User, slug: str) -> Campaign:

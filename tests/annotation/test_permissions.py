@@ -89,3 +89,15 @@ def test_the_api_list_of_work_is_the_callers_own(login, cast, assignment, bob_as
         ids = {w["id"] for w in login(cast[role]).get(reverse("work-list")).json()}
         assert ids == set(Assignment.objects.filter(assessor=cast[role]).values_list("pk", flat=True)), role
     assert login(None).get(reverse("work-list")).status_code == 401
+
+
+@pytest.mark.parametrize("too_large", ["assignment", "entry"])
+def test_an_id_beyond_the_databases_range_is_404(login, assignment, pool, too_large):
+    """Ids in URLs are any digits; one no row can have finds nothing (and is never sent to the database)."""
+    huge = 2**64
+    page = reverse("annotation:judge", args=[huge if too_large == "assignment" else assignment.pk, 1])
+    save = reverse("work-judgment", args=[huge if too_large == "assignment" else assignment.pk, huge if too_large == "entry" else pool[0].pk])
+    client = login(assignment.assessor)
+    assert client.get(page).status_code == (404 if too_large == "assignment" else 200)
+    assert client.put(save, {"relevance": 1}, content_type="application/json").status_code == 404
+    assert not Judgment.objects.exists()

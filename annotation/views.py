@@ -71,6 +71,8 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
     topic, campaign = assignment.topic, assignment.topic.campaign
     scheme = campaign.label_scheme
     keys = keymap(scheme)
+    # One token for the page's script and its forms: each get_token masks the secret anew with 32 random characters.
+    csrf = get_token(request)
     payload = {
         "user": request.user.pk,
         "assignment": assignment.pk,
@@ -87,7 +89,7 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
         "pageBase": reverse("annotation:resume", args=[assignment.pk]),
         "saveUrl": reverse("work-judgment", args=[assignment.pk, here.entry_id]),
         "queueUrl": reverse("work-queue", args=[assignment.pk]),
-        "csrf": get_token(request),
+        "csrf": csrf,
         "closed": campaign.phase == Phase.CLOSED or not assignment.active,
         "askDetailsOnlyIfRelevant": campaign.ask_details_only_if_relevant,
         "judgment": here.labels,
@@ -108,6 +110,7 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
         "commands": keys["commands"],
         "payload": payload,
         "replies": discussion.replies_for_judge_page(assignment, document.pk, has_replies=here.has_replies),
+        "csrf_token": csrf,  # instead of the context processor's, which would mask another
     }
     response = render(request, "annotation/_document.html" if request.htmx else "annotation/judge.html", context)
     response["Content-Security-Policy"] = JUDGE_PAGE_CSP

@@ -86,7 +86,7 @@ def session_cache(settings):
 
     prefix = f"test-sessions-{uuid.uuid4().hex}"
     settings.CACHES = {**settings.CACHES, "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CELERY_BROKER_URL"],
+        "BACKEND": "touchstone.redis_cache.RedisCache", "LOCATION": os.environ["CELERY_BROKER_URL"],
         "KEY_PREFIX": prefix,
     }}
     settings.SESSION_ENGINE = "accounts.sessions"

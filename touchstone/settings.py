@@ -178,6 +178,9 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"
+# accounts.backends: ModelBackend with a lighter lookup of each request's user. ModelBackend itself stays, second,
+# for the sessions signed in through it before (a session names its backend); it may go once those have expired.
+AUTHENTICATION_BACKENDS = ["accounts.backends.UserBackend", "django.contrib.auth.backends.ModelBackend"]
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "accounts:login"
@@ -265,7 +268,7 @@ if CACHE_URL:
         raise ImproperlyConfigured(f"CACHE_URL={CACHE_URL!r} is not a redis:// URL")
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "touchstone.redis_cache.RedisCache",  # Django's, with its Redis client made once
             "LOCATION": CACHE_URL,
             "KEY_PREFIX": "touchstone",
             # A Redis that stops answering costs a request at most this long before the database takes over.

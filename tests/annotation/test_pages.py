@@ -208,3 +208,18 @@ def test_a_closed_campaign_shows_its_labels_read_only(login, assignment, pool, c
     assert "This campaign is closed" in response.content.decode()
     data = payload(response)
     assert data["closed"] is True and data["judgment"]["relevance"] == 2
+
+
+def test_the_page_its_script_and_its_forms_send_one_csrf_token_the_server_takes(alice, assignment, pool):
+    """One masked token serves the page's script (its saves), htmx and the logout form."""
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    response = judge_page(client, assignment, 1)
+    page = response.content.decode()
+    token = payload(response)["csrf"]
+    assert f'"X-CSRFToken": "{token}"' in page and f'name="csrfmiddlewaretoken" value="{token}"' in page
+    save = client.put(payload(response)["saveUrl"], {"relevance": 1}, content_type="application/json", headers={"X-CSRFToken": token})
+    assert save.status_code == 200
+    assert client.post(reverse("accounts:logout"), {"csrfmiddlewaretoken": token}).status_code == 302

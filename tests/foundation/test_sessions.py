@@ -2,12 +2,16 @@
 ends a session everywhere, a password change ends the other sessions, and Redis going away logs no one out."""
 
 import logging
+import threading
+from unittest import mock
 
 import pytest
+from django.contrib.auth.hashers import get_hasher
 from django.contrib.sessions.models import Session
 from django.test import Client
 from django.urls import reverse
 
+from accounts.models import User
 from accounts.sessions import SessionStore
 
 pytestmark = pytest.mark.django_db
@@ -77,7 +81,7 @@ def test_a_cached_copy_lives_at_most_session_cache_seconds(session_cache, settin
 
 def test_without_redis_sessions_work_from_the_database_alone(session_cache, settings, alice, caplog):
     settings.CACHES = {**settings.CACHES, "default": {  # nothing listens there
-        "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:9/0",
+        "BACKEND": "touchstone.redis_cache.RedisCache", "LOCATION": "redis://127.0.0.1:9/0",
         "OPTIONS": {"socket_connect_timeout": 0.2, "socket_timeout": 0.2},
     }}
     with caplog.at_level(logging.WARNING, logger="accounts.sessions"):
@@ -88,3 +92,39 @@ def test_without_redis_sessions_work_from_the_database_alone(session_cache, sett
         assert not is_logged_in(client)
     assert not Session.objects.filter(session_key=key).exists()
     assert [r.getMessage().split(":")[0] for r in caplog.records] == ["session cache unavailable, using the database alone until it answers"]
+
+
+def test_the_cache_keeps_one_redis_client_which_threads_share(session_cache):
+    """touchstone.redis_cache: Django's cache made a client per call (a third of reading a session)."""
+    client = session_cache._cache.get_client()
+    assert session_cache._cache.get_client() is client
+    results = []
+    threads = [threading.Thread(target=lambda i=i: (session_cache.set(f"k{i}", i), results.append(session_cache.get(f"k{i}")))) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results) == list(range(8))
+
+
+def test_a_session_signed_in_before_accounts_backends_keeps_its_user(session_cache, alice):
+    client = Client()
+    client.force_login(alice, backend="django.contrib.auth.backends.ModelBackend")
+    assert is_logged_in(client)
+
+
+def test_a_deactivated_user_is_signed_out_at_the_next_request(session_cache, alice):
+    client = logged_in("alice")
+    assert client.session["_auth_user_backend"] == "accounts.backends.UserBackend"
+    User.objects.filter(pk=alice.pk).update(is_active=False)
+    assert not is_logged_in(client)
+
+
+@pytest.mark.parametrize("username", ["alice", "nobody"])
+def test_a_refused_login_hashes_the_password_once(alice, username):
+    """accounts.backends: ModelBackend, listed second for older sessions, does not check it a second time."""
+    hasher = get_hasher()
+    with mock.patch.object(type(hasher), "encode", autospec=True, side_effect=type(hasher).encode) as encode:
+        response = Client().post(reverse("accounts:login"), {"username": username, "password": "not the password"})
+    assert response.status_code == 200 and "_auth_user_id" not in Client().session
+    assert encode.call_count == 1

@@ -17,7 +17,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from accounts.http import AuthenticatedHttpRequest
 from assessments import access
-from assessments.models import Document, Phase
+from assessments.models import Phase
 from assessments.rendering import document_html, safe_link, topic_terms
 from assessments.selectors import discussion, queues
 
@@ -64,10 +64,11 @@ def resume(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRespons
 def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) -> HttpResponse:
     # A closed training round's topic opens read-only: the assessor reads the organisers' replies there.
     assignment = access.get_assignment_for_assessor(request.user, assignment_id, closed_training=True)
-    here = queues.queue_position(assignment, position)
+    here = queues.queue_position(assignment, position, with_document=True)
     if here is None:
         raise Http404("No document at this position")
-    document = Document.objects.get(pk=here.document_id)
+    document = here.document
+    assert document is not None  # with_document
     topic, campaign = assignment.topic, assignment.topic.campaign
     scheme = campaign.label_scheme
     keys = keymap(scheme)

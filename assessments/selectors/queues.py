@@ -10,7 +10,8 @@ from django.db.models import Case, Exists, F, Func, IntegerField, OuterRef, Quer
 from django.db.models.functions import Coalesce
 
 from accounts.models import User
-from assessments.models import Assignment, AssignmentItem, Judgment, PoolEntry, Reply
+from assessments.models import Assignment, AssignmentItem, Document, Judgment, PoolEntry, Reply
+from touchstone.model_rows import ModelColumns
 
 
 def active_assignments(user: User) -> QuerySet[Assignment]:
@@ -103,6 +104,7 @@ class QueuePosition:
     first_unjudged: int | None
     labels: dict | None  # the assessor's own current labels here (Judgment fields), None if not judged
     has_replies: bool  # organisers replied to that judgment (the judge page then reads the replies)
+    document: Document | None = None  # read with it when asked for (queue_position's with_document)
 
     @property
     def next_unjudged(self) -> int | None:
@@ -140,10 +142,13 @@ def _queue_sql(assignment: Assignment, *, with_times: bool = False) -> tuple[str
     return sql, params
 
 
-def queue_position(assignment: Assignment, position: int) -> QueuePosition | None:
+def queue_position(assignment: Assignment, position: int, *, with_document: bool = False) -> QueuePosition | None:
     """The entry at `position` (1-based) with counts, unjudged neighbours and the assessor's own
-    labels there, in one query; None if out of range."""
+    labels there, in one query; None if out of range. With `with_document`, the same query reads the
+    document too (what the judge page shows of it: `_DOCUMENT`)."""
     sql, params = _queue_sql(assignment)
+    document = f", {_DOCUMENT.sql()}" if with_document else ""
+    join = f"JOIN {Document._meta.db_table} d ON d.id = q.document_id" if with_document else ""
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
@@ -154,10 +159,11 @@ def queue_position(assignment: Assignment, position: int) -> QueuePosition | Non
                    (SELECT max(pos) FROM queue WHERE NOT judged AND pos < q.pos),
                    (SELECT min(pos) FROM queue WHERE NOT judged),
                    EXISTS (SELECT 1 FROM {Reply._meta.db_table} r WHERE r.judgment_id = j.id),
-                   {", ".join(f"j.{field}" for field in _OWN_LABELS)}
+                   {", ".join(f"j.{field}" for field in _OWN_LABELS)}{document}
               FROM queue q
               LEFT JOIN {Judgment._meta.db_table} j
                 ON j.assessor_id = %(assessor)s AND j.topic_id = %(topic)s AND j.document_id = q.document_id
+              {join}
              WHERE q.pos = %(position)s
             """,
             {**params, "position": position},
@@ -165,12 +171,17 @@ def queue_position(assignment: Assignment, position: int) -> QueuePosition | Non
         row = cursor.fetchone()
     if row is None:
         return None
-    entry_id, document_id, pos, total, judged, is_judged, following, preceding, first, has_replies = row[: -len(_OWN_LABELS)]
-    labels = dict(zip(_OWN_LABELS, row[-len(_OWN_LABELS):], strict=True)) if is_judged else None
-    return QueuePosition(entry_id, document_id, pos, total, judged, is_judged, following, preceding, first, labels, bool(has_replies))
+    entry_id, document_id, pos, total, judged, is_judged, following, preceding, first, has_replies = row[:10]
+    labels = dict(zip(_OWN_LABELS, row[10:10 + len(_OWN_LABELS)], strict=True)) if is_judged else None
+    return QueuePosition(
+        entry_id, document_id, pos, total, judged, is_judged, following, preceding, first, labels, bool(has_replies),
+        _DOCUMENT.instance(row, 10 + len(_OWN_LABELS)) if with_document else None,
+    )
 
 
 _OWN_LABELS = ("relevance", "quality", "stance", "note", "flagged", "time_spent_ms", "source", "revision")
+# What the judge page shows of a document; its metadata and text hash stay in the database (deferred).
+_DOCUMENT = ModelColumns(Document, "d", ["id", "collection_id", "doc_id", "title", "body", "is_html", "url", "has_text"])
 
 
 def resume_position(assignment: Assignment) -> int | None:

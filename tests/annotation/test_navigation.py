@@ -2,6 +2,7 @@
 
 import pytest
 
+from assessments.models import Document
 from assessments.selectors import queues
 from assessments.services.judging import Labels, record_judgment
 
@@ -51,6 +52,17 @@ def test_a_position_knows_its_counts_and_unjudged_neighbours(assignment, five):
     last = queues.queue_position(assignment, 5)
     assert (last.following_unjudged, last.next_unjudged) == (None, 2)  # wraps round, never to itself
     assert queues.queue_position(assignment, 6) is None
+
+
+def test_a_position_reads_its_document_with_it_when_asked(assignment, five, django_assert_num_queries):
+    expected = Document.objects.get(pk=five[2].document_id)
+    with django_assert_num_queries(1):
+        document = queues.queue_position(assignment, 3, with_document=True).document
+        assert (document.pk, document.doc_id, document.title, document.body, document.is_html, document.url, document.has_text) == (
+            expected.pk, expected.doc_id, expected.title, expected.body, expected.is_html, expected.url, expected.has_text
+        )
+    assert document.get_deferred_fields() == {"metadata", "text_hash"}
+    assert queues.queue_position(assignment, 3).document is None
 
 
 def test_another_assessors_labels_do_not_move_anyone(assignment, bob_assignment, five):

@@ -172,12 +172,12 @@ def test_the_judge_page_costs_the_same_queries_whatever_the_pool_size(login, ass
             assert judge_page(client, assignment, 2).status_code == 200
         counts.append(len(captured))
     assert counts[0] == counts[1]
-    # The user, the assignment with its topic and campaign, the queue position, the document (the session comes
+    # The user, the assignment with its topic and campaign, the queue position with its document (the session comes
     # from the cache: tests/foundation/test_sessions.py).
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(3):
         judge_page(client, assignment, 3)
     # The htmx swap of the document panel reads the same.
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(3):
         client.get(reverse("annotation:judge", args=[assignment.pk, 3]), headers={"HX-Request": "true"})
     # The user, the assessor's assignments with their progress, the replies to their flags and notes.
     with django_assert_num_queries(3):

@@ -8,11 +8,11 @@ qrels file) go through its bulk form, `record_judgments_in_bulk`, which writes t
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from functools import partial
-from typing import IO, Any
+from functools import cache, partial
+from typing import IO, Any, cast
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from django.db.models import Field, Q
 from django.utils import timezone
 
 from accounts.models import User
@@ -149,7 +149,7 @@ def _change(judgment: Judgment, wanted: Labels, *, base_revision: int | None, ti
         judgment.revision += 1
         judgment.source = source
         update += [*changed, "revision", "source"]
-    judgment.save(update_fields=update)
+    _write(judgment, update)
     if changed:
         _append_event(judgment)
 
@@ -182,11 +182,36 @@ def _as_fields(labels: Labels) -> dict:
     return {f: getattr(labels, f) for f in LABEL_FIELDS}
 
 
+def _write(judgment: Judgment, fields: list[str]) -> None:
+    """`judgment.save(update_fields=fields)`, updated_at among them set to now, in SQL written here: the ORM's
+    compiling was a quarter of a changed label's save (as for _locked_judgment). Nothing listens to Judgment's
+    signals."""
+    judgment.updated_at = timezone.now()
+    sql, columns = _update_sql(tuple(fields))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*(f.get_db_prep_save(getattr(judgment, f.attname), connection) for f in columns), judgment.pk])
+
+
+@cache
+def _update_sql(fields: tuple[str, ...]) -> tuple[str, list[Field]]:
+    columns = [cast(Field, Judgment._meta.get_field(name)) for name in fields]
+    assignments = ", ".join(f"{connection.ops.quote_name(cast(str, f.column))} = %s" for f in columns)
+    return f"UPDATE {Judgment._meta.db_table} SET {assignments} WHERE id = %s", columns
+
+
+# JudgmentEvent's columns in _EVENT_COLUMNS' order.
+_EVENT_FIELDS = ("judgment", "assessor", "revision", "relevance", "quality", "stance", "note", "flagged", "time_spent_ms", "source", "at")
+
+
 def _append_event(judgment: Judgment) -> None:
-    JudgmentEvent.objects.create(
-        judgment=judgment, assessor_id=judgment.assessor_id, revision=judgment.revision,
-        time_spent_ms=judgment.time_spent_ms, source=judgment.source, **{f: getattr(judgment, f) for f in LABEL_FIELDS},
-    )
+    """The judgment's history row for its current revision, inserted by SQL written here (see _write)."""
+    values = [getattr(judgment, name) for name in ("pk", "assessor_id", *_EVENT_FIELDS[2:-1])] + [timezone.now()]
+    fields = [cast(Field, JudgmentEvent._meta.get_field(name)) for name in _EVENT_FIELDS]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {JudgmentEvent._meta.db_table} ({_EVENT_COLUMNS}) VALUES ({', '.join(['%s'] * len(fields))})",
+            [field.get_db_prep_save(value, connection) for field, value in zip(fields, values, strict=True)],
+        )
 
 
 def judge_entry(

@@ -44,6 +44,13 @@ ALLOWED_ATTRIBUTES = {
 }
 LINK_REL = "noopener noreferrer nofollow"
 
+# The second wall for pages that show a sanitised document outside the judge page (agreement, adjudication): nothing
+# on them may run a script, load a foreign resource or post elsewhere.
+DOCUMENT_PAGE_CSP = "; ".join([
+    "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
+    "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'", "object-src 'none'",
+])
+
 _cleaner = nh3.Cleaner(
     tags=set(ALLOWED_TAGS),
     clean_content_tags=set(DROPPED_WITH_CONTENT),

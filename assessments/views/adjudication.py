@@ -18,10 +18,9 @@ from django.urls import path, reverse
 from accounts.http import AuthenticatedHttpRequest
 from assessments import access
 from assessments.models import Adjudication, Campaign, Judgment, Topic
-from assessments.rendering import document_html, safe_link
+from assessments.rendering import DOCUMENT_PAGE_CSP, document_html, safe_link
 from assessments.selectors.agreement import list_disagreements, requested_scope
 from assessments.services.adjudication import AdjudicationError, Decision, adjudicate
-from assessments.views.agreement import DOCUMENT_PAGE_CSP
 
 ALL_CASES = 100_000  # one page holding every disagreement of a scope, for the case navigation
 

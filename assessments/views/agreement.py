@@ -22,17 +22,11 @@ from django.views.decorators.http import require_POST
 from accounts.http import AuthenticatedHttpRequest
 from assessments import access, charts
 from assessments.models import Adjudication, Phase
-from assessments.rendering import document_html, safe_link
+from assessments.rendering import DOCUMENT_PAGE_CSP, document_html, safe_link
 from assessments.selectors.agreement import AgreementError, list_disagreements, requested_scope, training_rounds
 from assessments.selectors.monitoring import TIME_BUCKETS, dashboard
 from assessments.services import assignments, campaigns
 
-# The document page shows untrusted HTML (sanitised by assessments.rendering); as on the judge page, nothing on it
-# may run a script, load a foreign resource or post elsewhere.
-DOCUMENT_PAGE_CSP = "; ".join([
-    "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
-    "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'", "object-src 'none'",
-])
 PHASE_CHOICES = [(Phase.TRAINING, "Training"), (Phase.MAIN, "Main phase"), ("all", "All phases")]
 
 

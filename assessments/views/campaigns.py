@@ -90,12 +90,17 @@ def campaign_settings(request: AuthenticatedHttpRequest, slug: str) -> HttpRespo
     campaign = access.get_campaign_for_organiser(request.user, slug)
     form = SettingsForm(request.POST)
     if form.is_valid():
+        before = model_to_dict(campaign, fields=campaigns.SETTINGS)
         try:
-            campaigns.update_settings(campaign=campaign, changes=form.cleaned_data, by=request.user)
+            campaign = campaigns.update_settings(campaign=campaign, changes=form.cleaned_data, by=request.user)
         except campaigns.CampaignError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, "Settings saved.")
+            changed = [str(form.fields[name].label) for name in campaigns.SETTINGS if getattr(campaign, name) != before[name]]
+            if changed:
+                messages.success(request, f"Settings saved: {', '.join(changed)}.")
+            else:
+                messages.info(request, "Nothing changed: the settings already had these values.")
             return redirect(campaign)
     return _detail(request, campaign, form, status=400)
 

@@ -55,8 +55,15 @@ def test_an_organiser_changes_settings_on_the_page_and_the_timeline_shows_before
 def test_submitting_the_settings_unchanged_records_nothing(client, campaign, organiser):
     client.force_login(organiser)
     assert client.get(campaign.get_absolute_url()).status_code == 200
-    assert client.post(_settings_url(campaign), _form(campaign)).status_code == 302
+    response = client.post(_settings_url(campaign), _form(campaign), follow=True)
+    assert "Nothing changed: the settings already had these values." in response.content.decode()
     assert not AuditEvent.objects.filter(action=SETTINGS_EVENT).exists()
+
+
+def test_the_page_says_which_settings_were_saved(client, campaign, organiser):
+    client.force_login(organiser)
+    response = client.post(_settings_url(campaign), _form(campaign, seconds_per_judgment=45, propagate_to_duplicates=None), follow=True)
+    assert "Settings saved: Seconds per judgment, Copy labels to duplicate documents." in response.content.decode()
 
 
 @pytest.mark.parametrize(("field", "value"), [

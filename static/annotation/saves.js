@@ -22,6 +22,9 @@ const BEAT_MS = 5000;
 // one a minute; a page that closes says so at once (pagehide), so only a crash waits this long.
 const GONE_MS = 180000;
 const MAX_BACKOFF_MS = 30000;
+// A save the server has not answered within this long is taken for one whose answer was lost, and sent again as
+// it was (see above). Without it, one request hung on a dead connection keeps every later label waiting behind it.
+const SAVE_TIMEOUT_MS = 20000;
 
 export const TAB = Math.random().toString(36).slice(2, 10) + Date.now().toString(36);
 export const events = new EventTarget(); // "change" (anything to redraw), "saved" and "conflict" ({detail: {item, judgment}})
@@ -216,20 +219,28 @@ async function send(key) {
     settle(key, (items, current) => { current.sending = item.sending; });
   }
   const body = item.sending;
-  let response;
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), SAVE_TIMEOUT_MS);
+  let response, text;
   try {
     response = await fetch(item.url, {
       method: "PATCH",
       credentials: "same-origin",
       keepalive: true, // a save started as the page is left still reaches the server
+      signal: timeout.signal,
       headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrfToken() },
       body: JSON.stringify(Object.assign({}, body.changes, { time_spent_ms: body.time, base_revision: body.base })),
     });
+    text = await response.text();
   } catch (e) {
-    status.problem = "no connection to the server";
+    status.problem = timeout.signal.aborted
+      ? "the server did not answer within " + SAVE_TIMEOUT_MS / 1000 + " s"
+      : "no connection to the server";
     return "retry";
+  } finally {
+    clearTimeout(timer);
   }
-  const answer = await response.json().catch(() => ({}));
+  const answer = parsed(text);
   // Whatever the server answered, it answered this body; changes made since it was sent go out next.
   let rest = false;
   if (response.ok) {
@@ -265,6 +276,15 @@ async function send(key) {
   }
   status.problem = "the server answered " + response.status;
   return "retry";
+}
+
+function parsed(text) {
+  try {
+    const value = JSON.parse(text);
+    return value && typeof value === "object" ? value : {};
+  } catch (e) {
+    return {};
+  }
 }
 
 function settle(key, change) {

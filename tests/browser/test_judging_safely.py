@@ -154,6 +154,36 @@ def test_a_save_whose_answer_was_lost_is_not_taken_for_a_change_made_elsewhere(p
     assert page.errors == []
 
 
+def test_a_save_the_server_never_answers_is_sent_again_instead_of_holding_up_the_labels_after_it(page, log_in, assignment, pool):
+    """A request hung on a dead connection gets no answer and no error: after 20 s the page takes its answer for
+    lost and sends it again, and what the assessor labelled meanwhile follows it."""
+    page.clock.install()
+    log_in(assignment.assessor)
+    open_position(page, assignment, 1)
+    hung = []
+
+    def hang_the_first(route):
+        if route.request.method == "PATCH" and not hung:
+            hung.append(route)  # never answered
+        else:
+            route.continue_()
+
+    page.route("**/judgment/", hang_the_first)
+    page.keyboard.press("2")
+    page.keyboard.press("e")
+    page.clock.run_for(5_000)
+    assert len(hung) == 1 and labels(pool[0]) is None
+    expect(page.locator("#save-state")).not_to_have_text("Saved")
+
+    page.clock.run_for(16_000)  # past 20 s: the hung save is taken for lost
+    expect(page.locator("#save-state")).to_have_text("Not saved yet, retrying")
+    page.clock.run_for(2_000)  # the first retry, one second later
+    saved(page)
+    assert labels(pool[0]) == (2, 2, "", "")
+    page.unroute("**/judgment/")
+    assert page.errors == []
+
+
 def test_keys_typed_without_a_pause_land_on_the_document_on_screen_when_pressed(page, log_in, assignment, pool):
     log_in(assignment.assessor)
     open_position(page, assignment, 1)

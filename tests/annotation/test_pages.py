@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from assessments.labels import PRESETS
-from assessments.models import Assignment, Campaign, Topic
+from assessments.models import Assignment, Campaign, Document, PoolEntry, Topic
 from assessments.services.judging import Labels, record_judgment
 from tests.factories import AssignmentFactory, PoolEntryFactory, TopicFactory
 
@@ -223,3 +223,14 @@ def test_the_page_its_script_and_its_forms_send_one_csrf_token_the_server_takes(
     save = client.put(payload(response)["saveUrl"], {"relevance": 1}, content_type="application/json", headers={"X-CSRFToken": token})
     assert save.status_code == 200
     assert client.post(reverse("accounts:logout"), {"csrfmiddlewaretoken": token}).status_code == 302
+
+
+def test_positions_and_counts_are_never_localised(login, assignment, pool, settings, training_topic):
+    """max="1003", not "1,003", which the jump box and the progress bar would not parse."""
+    settings.USE_THOUSAND_SEPARATOR = True
+    documents = Document.objects.bulk_create(Document(collection_id=pool[0].document.collection_id, doc_id=f"more-{i}") for i in range(1000))
+    PoolEntry.objects.bulk_create(PoolEntry(topic=training_topic, document=d, order=100 + i) for i, d in enumerate(documents))
+    page = judge_page(login(assignment.assessor), assignment, 1).content.decode()
+    total = len(pool) + 1000
+    assert f'max="{total}"' in page and f"of {total}</span>" in page
+    assert f"{total:,}" not in page

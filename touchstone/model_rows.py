@@ -25,7 +25,8 @@ class ModelColumns(Generic[M]):
     def __init__(self, model: type[M], alias: str, fields: Sequence[str] | None = None) -> None:
         self.model, self.alias = model, alias
         opts = model._meta
-        self.fields: list[Field] = [opts.get_field(name) for name in fields] if fields else list(opts.concrete_fields)  # type: ignore[misc]
+        # Named fields are the model's own columns (get_field's other answer, a reverse relation, has none).
+        self.fields = [cast(Field, opts.get_field(name)) for name in fields] if fields else list(opts.concrete_fields)
         self.attnames = [field.attname for field in self.fields]
         self._sql: dict[str, str] = {}
         self._converters: dict[str, list[tuple[int, list[Converter], Any]]] = {}

@@ -41,6 +41,11 @@ class SettingsForm(forms.ModelForm):
         help_texts = {"agreement_threshold": "mean kappa an assessor needs to pass training (−1 to 1)",
                       "overlap_share": "share of each main-phase topic a second assessor judges (0 to 1)"}
 
+    def clean_guidelines(self) -> str:
+        """Browsers send a textarea's lines ended by CRLF: as typed, they would differ from the stored text on every
+        save, and an unchanged form would rewrite the guidelines and record it."""
+        return self.cleaned_data["guidelines"].replace("\r\n", "\n")
+
 
 class MemberForm(forms.Form):
     username = forms.CharField(max_length=150)

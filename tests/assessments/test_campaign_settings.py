@@ -60,6 +60,15 @@ def test_submitting_the_settings_unchanged_records_nothing(client, campaign, org
     assert not AuditEvent.objects.filter(action=SETTINGS_EVENT).exists()
 
 
+def test_guidelines_sent_back_with_a_browsers_line_ends_are_unchanged(client, campaign, organiser):
+    campaign.guidelines = "Judge the passage.\nNot the page."
+    campaign.save()
+    client.force_login(organiser)
+    response = client.post(_settings_url(campaign), _form(campaign, guidelines="Judge the passage.\r\nNot the page."), follow=True)
+    assert "Nothing changed" in response.content.decode()
+    assert not AuditEvent.objects.filter(action=SETTINGS_EVENT).exists()
+
+
 def test_the_page_says_which_settings_were_saved(client, campaign, organiser):
     client.force_login(organiser)
     response = client.post(_settings_url(campaign), _form(campaign, seconds_per_judgment=45, propagate_to_duplicates=None), follow=True)

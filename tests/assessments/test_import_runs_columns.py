@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from assessments.formats import trec_run_columns
+from assessments.formats.errors import FormatError
 from assessments.models import Campaign, Ranking, Run
 from assessments.services.imports import runs as run_imports
 from assessments.services.imports.runs import import_runs
@@ -204,7 +205,7 @@ def test_a_gzip_file_is_read_by_columns_too(tmp_path, monkeypatch, column_reads)
 def test_a_declined_file_is_refused_by_the_line_reader_naming_its_line(tmp_path, column_reads):
     path = tmp_path / "run.txt"
     path.write_text("1 Q0 d1 1 2.0 t\n1 Q0 d2 0x2 1.0 t\n")
-    with pytest.raises(Exception, match=re.escape("run.txt:2: rank '0x2' is not an integer in ASCII digits")):
+    with pytest.raises(FormatError, match=re.escape("run.txt:2: rank '0x2' is not an integer in ASCII digits")):
         import_runs(campaign=campaign("refused"), paths=[path])
     assert column_reads == []
     assert not Run.objects.filter(campaign__slug="refused").exists()

@@ -14,6 +14,7 @@ from rest_framework import serializers, status
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -211,6 +212,10 @@ nothing and adds no revision to the history.
 
 
 class JudgmentView(APIView):
+    # JSON only: the save is the request made most, and choosing among renderers (the browsable API's too) on each
+    # one is work for nothing. A browser opening the URL gets the same JSON.
+    renderer_classes = [JSONRenderer]
+
     @extend_schema(responses=WorkJudgmentSerializer, summary="The caller's current label for the document")
     def get(self, request, assignment_id: int, entry_id: int):
         assignment = access.get_assignment_for_assessor(request.user, assignment_id)

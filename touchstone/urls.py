@@ -22,8 +22,10 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("campaigns/", include("assessments.urls")),
     path("work/", include("annotation.urls")),
-    path("api/", include("assessments.api.urls")),
+    # The assessor API first: a label save is the request made most, and resolving it used to try every
+    # organiser route before reaching its own.
     path("api/", include("annotation.api")),
+    path("api/", include("assessments.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # A page for people: send a visitor who is not logged in to the login page (the schema itself answers 401).
     path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="api-schema")), name="api-docs"),

@@ -72,8 +72,7 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
     topic, campaign = assignment.topic, assignment.topic.campaign
     scheme = campaign.label_scheme
     keys = keymap(scheme)
-    # One token for the page's script and its forms: each get_token masks the secret anew with 32 random characters.
-    csrf = get_token(request)
+    partial = bool(request.htmx)
     payload = {
         "user": request.user.pk,
         "assignment": assignment.pk,
@@ -90,7 +89,6 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
         "pageBase": reverse("annotation:resume", args=[assignment.pk]),
         "saveUrl": reverse("work-judgment", args=[assignment.pk, here.entry_id]),
         "queueUrl": reverse("work-queue", args=[assignment.pk]),
-        "csrf": csrf,
         "closed": campaign.phase == Phase.CLOSED or not assignment.active,
         "askDetailsOnlyIfRelevant": campaign.ask_details_only_if_relevant,
         "judgment": here.labels,
@@ -99,7 +97,15 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
             title=topic.title, compared_objects=topic.compared_objects, cause=topic.cause, effect=topic.effect
         ),
     }
-    context = {
+    if partial:
+        # The page's script keeps the token its page came with (a session's secret does not change under it), and
+        # masking a new one costs 32 random characters: the next document's part carries none.
+        context = {}
+    else:
+        # One token for the page's script and its forms: each get_token masks the secret anew.
+        payload["csrf"] = get_token(request)
+        context = {"controls": _controls(scheme, topic.compared_objects), "commands": keys["commands"], "csrf_token": payload["csrf"]}
+    context |= {
         "assignment": assignment,
         "topic": topic,
         "campaign": campaign,
@@ -107,13 +113,10 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
         "document_url": safe_link(document.url),
         "body_html": document_html(document.body, is_html=document.is_html) if document.has_text else "",
         "here": here,
-        "controls": _controls(scheme, topic.compared_objects),
-        "commands": keys["commands"],
         "payload": payload,
         "replies": discussion.replies_for_judge_page(assignment, document.pk, has_replies=here.has_replies),
-        "csrf_token": csrf,  # instead of the context processor's, which would mask another
     }
-    response = render(request, "annotation/_document.html" if request.htmx else "annotation/judge.html", context)
+    response = render(request, "annotation/_document.html" if partial else "annotation/judge.html", context)
     response["Content-Security-Policy"] = JUDGE_PAGE_CSP
     return response
 

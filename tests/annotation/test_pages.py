@@ -225,6 +225,20 @@ def test_the_page_its_script_and_its_forms_send_one_csrf_token_the_server_takes(
     assert client.post(reverse("accounts:logout"), {"csrfmiddlewaretoken": token}).status_code == 302
 
 
+def test_the_next_document_s_part_mints_no_token_and_the_page_s_token_saves_it(alice, assignment, pool):
+    """The page's script fetches each next document's part and keeps its first page's token for every save."""
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    token = payload(judge_page(client, assignment, 1))["csrf"]
+    part = client.get(reverse("annotation:judge", args=[assignment.pk, 2]), headers={"HX-Request": "true"})
+    data = payload(part)
+    assert "csrf" not in data and "csrfmiddlewaretoken" not in part.content.decode()
+    save = client.patch(data["saveUrl"], {"relevance": 2}, content_type="application/json", headers={"X-CSRFToken": token})
+    assert save.status_code == 200 and save.json()["relevance"] == 2
+
+
 def test_positions_and_counts_are_never_localised(login, assignment, pool, settings, training_topic):
     """max="1003", not "1,003", which the jump box and the progress bar would not parse."""
     settings.USE_THOUSAND_SEPARATOR = True

@@ -3,6 +3,7 @@
     .venv/bin/python bench/judge_http.py 200             # 200 assessors for 60 s (builds the database if missing)
     .venv/bin/python bench/judge_http.py 100 --build     # build the database again first
     .venv/bin/python bench/judge_http.py 50 --duration 30
+    .venv/bin/python bench/judge_http.py 200 --full-pages  # every document a whole page, as if reloaded
 
 The database is bench/judge_page.py's (`touchstone_bench_judge`: 1 M documents, 4 M run lines, 50 topics with
 pools of 2,400, 100 k judgments), with assessors added up to N: beyond its 50, each new one gets a whole topic
@@ -16,8 +17,10 @@ secure-only cookies).
 
 Each of the N simulated assessors is a thread with one keep-alive connection, as a browser tab has: it logs in
 through the login form, finds its assignment through the API, opens the judge page where it resumes, then
-loops: think 1–3 s, save a label (PATCH with the revision the page showed, as the page's script does), think,
-open the next document. Logins are not measured (each checks a password with the production hasher).
+loops as the page's script does: think 1–3 s, save a label (PATCH with the revision the page showed and the
+page's CSRF token), think, open the next document (the same URL with htmx's header: the document's part, not the
+whole page; with --full-pages the whole page every time, the worst case). Logins are not measured (each checks
+a password with the production hasher).
 After the warm-up (everyone logged in with one page open) `--duration` seconds are measured.
 
 Printed: client and server p50/p95/p99/max per kind (server time: gunicorn's access log, %(D)s), errors,
@@ -69,6 +72,8 @@ def main() -> int:
     parser.add_argument("--build", action="store_true", help="build the database again (judge_page.py's)")
     parser.add_argument("--workers", type=int, help="override the compose file's gunicorn --workers")
     parser.add_argument("--threads", type=int, help="override the compose file's gunicorn --threads")
+    parser.add_argument("--full-pages", action="store_true", help="open every document as a whole page (a reload), "
+                        "not as the page's script does")
     args = parser.parse_args()
     if not 1 <= args.assessors <= 400 or not 0 < args.duration <= 600:
         parser.error("1–400 assessors, at most 600 s")
@@ -132,7 +137,7 @@ def add_assessors(count: int) -> None:
 
 def gunicorn_command(compose: dict, port: int, args) -> list[str]:
     """docker-compose.yml's web command, on loopback, with an access log of server times."""
-    command = list(compose["services"]["web"]["command"])
+    command = [compose_value(part) for part in compose["services"]["web"]["command"]]
     assert command[0] == "gunicorn", command
     command[0] = str(Path(sys.executable).parent / "gunicorn")
     command[command.index("--bind") + 1] = f"127.0.0.1:{port}"
@@ -172,13 +177,22 @@ def wait_for_port(port: int) -> None:
 # ------------------------------------------------------------------------------------------ CPU
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process, from /proc/<pid>/stat (fields 14 and 15, after the command's parentheses)."""
+def compose_value(text: str) -> str:
+    """A compose file's `${NAME:-default}` as docker compose fills it in: from the environment, else the default."""
+    return re.sub(r"\$\{(\w+):-([^}]*)\}", lambda m: os.environ.get(m[1]) or m[2], text)
+
+
+def cpu_times(pid: int) -> tuple[float, float]:
+    """User and system CPU of a process, from /proc/<pid>/stat (fields 14 and 15, after the command's parentheses)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except FileNotFoundError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        return 0.0, 0.0
+    return int(fields[11]) / CLOCK_TICKS, int(fields[12]) / CLOCK_TICKS
+
+
+def cpu_seconds(pid: int) -> float:
+    return sum(cpu_times(pid))
 
 
 def children(pid: int) -> list[int]:
@@ -198,6 +212,7 @@ def machine_busy() -> tuple[int, int]:
 def cpu_snapshot(server_pid: int, worker_pid: int) -> dict:
     return {
         "app": sum(cpu_seconds(p) for p in children(server_pid)),
+        "app system": sum(cpu_times(p)[1] for p in children(server_pid)),
         "celery": cpu_seconds(worker_pid) + sum(cpu_seconds(p) for p in children(worker_pid)),
         "client": sum(os.times()[:2]),
         "machine": machine_busy(),
@@ -319,6 +334,9 @@ def run_load(port: int, server_pid: int, worker_pid: int, args) -> dict:
         except threading.BrokenBarrierError:
             return
         assignment, position = (int(p) for p in url.strip("/").split("/")[1:3])
+        # The page's script sends its first page's token with every save; later documents' parts carry none.
+        csrf = json.loads(PAGE_DATA.search(page.decode()).group(1))["csrf"]
+        navigate = {} if args.full_pages else {"HX-Request": "true", "Accept": "text/html"}
         time.sleep(rng.uniform(0, think[1]))  # assessors do not all start on the same tick
         while time.monotonic() < window["stop"]:
             data = json.loads(PAGE_DATA.search(page.decode()).group(1))
@@ -331,11 +349,11 @@ def run_load(port: int, server_pid: int, worker_pid: int, args) -> dict:
             elif seen and (seen["quality"] is not None or seen["stance"]):
                 labels |= {"quality": None, "stance": ""}  # relevance 0 clears the details
             if not step("save", browser, "PATCH", data["saveUrl"], json.dumps(labels),
-                        {"Content-Type": "application/json", "X-CSRFToken": data["csrf"]}):
+                        {"Content-Type": "application/json", "X-CSRFToken": csrf}):
                 break
             time.sleep(rng.uniform(*think))
             position = position % data["total"] + 1
-            page = step("page", browser, "GET", f"/work/{assignment}/{position}/")
+            page = step("page", browser, "GET", f"/work/{assignment}/{position}/", headers=navigate)
             if page is None:
                 break
         with lock:
@@ -407,6 +425,8 @@ def report(results: dict, args) -> int:
           f"judgments before the run)")
     print(f"{args.assessors} assessors, think time {args.think[0]:g}-{args.think[1]:g} s, {args.duration:g} s measured "
           f"(logins took {results['login_seconds']:.0f} s), {os.cpu_count()} CPUs")
+    print("each next document opened", "as a whole page (--full-pages)" if args.full_pages else
+          "as the page's script opens it: its part of the page, with htmx's header")
     print(f"{'':<22}{'count':>7}{'per s':>7}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'max ms':>9}")
     for label, values in (("judge page, server", server["page"]), ("judge page, client", results["page"]),
                           ("save label, server", server["save"]), ("save label, client", results["save"])):
@@ -417,7 +437,9 @@ def report(results: dict, args) -> int:
           f"next request was due, {results['lost']} lost as a request was sent and retried); other responses: {server['other']}")
     for error in results["errors"][:10]:
         print("  " + error)
-    print(f"CPU over the window: app {app_ms:.2f} ms a request ({after['app'] - before['app']:.1f} s for {served} requests), "
+    system_ms = (after["app system"] - before["app system"]) / max(served, 1) * 1000
+    print(f"CPU over the window: app {app_ms:.2f} ms a request ({system_ms:.2f} of it in the kernel; "
+          f"{after['app'] - before['app']:.1f} s for {served} requests), "
           f"Celery worker {after['celery'] - before['celery']:.1f} s, this client {after['client'] - before['client']:.1f} s, "
           f"machine {busy:.0%} busy over {wall:.0f} s")
 

@@ -70,9 +70,6 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
     document = here.document
     assert document is not None  # with_document
     topic, campaign = assignment.topic, assignment.topic.campaign
-    scheme = campaign.label_scheme
-    keys = keymap(scheme)
-    partial = bool(request.htmx)
     payload = {
         "user": request.user.pk,
         "assignment": assignment.pk,
@@ -92,18 +89,22 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
         "closed": campaign.phase == Phase.CLOSED or not assignment.active,
         "askDetailsOnlyIfRelevant": campaign.ask_details_only_if_relevant,
         "judgment": here.labels,
-        "keys": keys,
-        "terms": topic_terms(
-            title=topic.title, compared_objects=topic.compared_objects, cause=topic.cause, effect=topic.effect
-        ),
     }
-    if partial:
-        # The page's script keeps the token its page came with (a session's secret does not change under it), and
-        # masking a new one costs 32 random characters: the next document's part carries none.
-        context = {}
+    if request.htmx:
+        # The next document's part, swapped in by the page's script, which reads the keys, the terms to highlight
+        # and the CSRF token from its first page only (static/annotation/judge/main.js): none of them is worked out
+        # again for each document (masking a token alone costs 32 random characters).
+        template, context = "annotation/_document.html", {}
     else:
-        # One token for the page's script and its forms: each get_token masks the secret anew.
-        payload["csrf"] = get_token(request)
+        scheme = campaign.label_scheme
+        keys = keymap(scheme)
+        payload |= {
+            "keys": keys,
+            "terms": topic_terms(title=topic.title, compared_objects=topic.compared_objects, cause=topic.cause, effect=topic.effect),
+            # One token for the page's script and its forms: each get_token masks the secret anew.
+            "csrf": get_token(request),
+        }
+        template = "annotation/judge.html"
         context = {"controls": _controls(scheme, topic.compared_objects), "commands": keys["commands"], "csrf_token": payload["csrf"]}
     context |= {
         "assignment": assignment,
@@ -116,7 +117,7 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
         "payload": payload,
         "replies": discussion.replies_for_judge_page(assignment, document.pk, has_replies=here.has_replies),
     }
-    response = render(request, "annotation/_document.html" if partial else "annotation/judge.html", context)
+    response = render(request, template, context)
     response["Content-Security-Policy"] = JUDGE_PAGE_CSP
     return response
 

@@ -226,7 +226,7 @@ def test_the_page_its_script_and_its_forms_send_one_csrf_token_the_server_takes(
 
 
 def test_the_next_document_s_part_mints_no_token_and_the_page_s_token_saves_it(alice, assignment, pool):
-    """The page's script fetches each next document's part and keeps its first page's token for every save."""
+    """The page's script fetches each next document's part and keeps its first page's token, keys and terms."""
     from django.test import Client
 
     client = Client(enforce_csrf_checks=True)
@@ -234,7 +234,7 @@ def test_the_next_document_s_part_mints_no_token_and_the_page_s_token_saves_it(a
     token = payload(judge_page(client, assignment, 1))["csrf"]
     part = client.get(reverse("annotation:judge", args=[assignment.pk, 2]), headers={"HX-Request": "true"})
     data = payload(part)
-    assert "csrf" not in data and "csrfmiddlewaretoken" not in part.content.decode()
+    assert not {"csrf", "keys", "terms"} & set(data) and "csrfmiddlewaretoken" not in part.content.decode()
     save = client.patch(data["saveUrl"], {"relevance": 2}, content_type="application/json", headers={"X-CSRFToken": token})
     assert save.status_code == 200 and save.json()["relevance"] == 2
 

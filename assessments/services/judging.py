@@ -265,7 +265,8 @@ def propagate_to_twins(*, judgment: Judgment, entry: PoolEntry) -> int:
     if entry.duplicate_of_id is None and getattr(entry, "has_twins", True) is False:
         return 0  # a group of one (known from access.get_entry_to_judge): no query
     root = entry.duplicate_of_id or entry.pk
-    group = PoolEntry.objects.filter(Q(pk=root) | Q(duplicate_of_id=root)).exclude(pk=entry.pk).select_related("document")
+    # Only the twins' document ids: a copy needs no more of a document, and a crawled page's body can be large.
+    group = PoolEntry.objects.filter(Q(pk=root) | Q(duplicate_of_id=root)).exclude(pk=entry.pk).select_related("document").only("document__id")
     members = list(group)
     for twin in members:
         copy_judgment(judgment, twin)

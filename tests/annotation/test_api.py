@@ -331,6 +331,18 @@ def test_a_label_reaches_the_documents_twins_when_the_campaign_propagates(login,
     assert not Judgment.objects.filter(document=pool[1].document).exists()
 
 
+def test_copying_a_label_to_twins_reads_none_of_their_documents_bodies(login, assignment, pool):
+    Campaign.objects.filter(pk=assignment.topic.campaign_id).update(propagate_to_duplicates=True)
+    for twin in pool[1:]:
+        twin.duplicate_of = pool[0]
+        twin.save()
+    client = login(assignment.assessor)
+    with CaptureQueriesContext(connection) as captured:
+        assert put(client, assignment, pool[0], relevance=2).status_code == 200
+    assert Judgment.objects.filter(assessor=assignment.assessor, source="duplicate").count() == len(pool) - 1
+    assert not [q["sql"] for q in captured if '"body"' in q["sql"]]
+
+
 def test_a_label_on_a_twin_reaches_the_entry_it_points_at_and_the_other_twins(login, assignment, pool):
     Campaign.objects.filter(pk=assignment.topic.campaign_id).update(propagate_to_duplicates=True)
     for twin in pool[1:]:

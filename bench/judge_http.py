@@ -210,9 +210,10 @@ def machine_busy() -> tuple[int, int]:
 
 
 def cpu_snapshot(server_pid: int, worker_pid: int) -> dict:
+    app = [cpu_times(p) for p in children(server_pid)]  # each worker's /proc read once for both figures
     return {
-        "app": sum(cpu_seconds(p) for p in children(server_pid)),
-        "app system": sum(cpu_times(p)[1] for p in children(server_pid)),
+        "app": sum(map(sum, app)),
+        "app system": sum(system for _, system in app),
         "celery": cpu_seconds(worker_pid) + sum(cpu_seconds(p) for p in children(worker_pid)),
         "client": sum(os.times()[:2]),
         "machine": machine_busy(),

@@ -43,8 +43,7 @@ class WorkCampaignSerializer(serializers.Serializer):
     name = serializers.CharField()
     phase = serializers.CharField()
     guidelines = serializers.CharField()
-    scheme = serializers.JSONField()
-    ask_details_only_if_relevant = serializers.BooleanField()
+    scheme = serializers.JSONField(help_text="The label scheme (assessments.labels): its dimensions, values, keys and conditions")
 
 
 class WorkSerializer(serializers.Serializer):
@@ -78,12 +77,17 @@ class _OwnJudgment(TypedDict):
 
 
 class WorkLabelsSerializer(serializers.Serializer):
-    """A label as sent by a client: PUT replaces all labels, so a missing field means none; PATCH changes only
-    the fields it sends."""
+    """A label as sent by a client: PUT replaces all labels, so a missing field or dimension means none; PATCH
+    changes only the fields it sends, and within `labels` only the dimensions it names (null clears one)."""
 
-    relevance = serializers.IntegerField()
-    quality = serializers.IntegerField(allow_null=True, required=False, default=None)
-    stance = serializers.CharField(allow_blank=True, required=False, default="", max_length=16)
+    labels = serializers.DictField(
+        required=False, default=dict,
+        help_text=(
+            "Values by dimension of the campaign's scheme (its `scheme` in the work detail), e.g. "
+            '{"relevance": 2, "stance": "PRO"}. A dimension without a value is left out; in a PATCH, null clears one. '
+            "A dimension whose condition does not hold is refused."
+        ),
+    )
     note = serializers.CharField(allow_blank=True, required=False, default="", max_length=10_000, trim_whitespace=False)
     flagged = serializers.BooleanField(required=False, default=False)
     # The client's running total of active time on the document; the server keeps the largest.
@@ -124,7 +128,8 @@ class WorkQueueItemSerializer(serializers.Serializer):
     position = serializers.IntegerField()
     entry = serializers.IntegerField()
     doc_id = serializers.CharField()
-    judgment = WorkLabelsSerializer(allow_null=True)
+    judged = serializers.BooleanField(help_text="The caller's judgment is complete by the scheme (every required dimension asked has a value)")
+    judgment = WorkLabelsSerializer(allow_null=True, help_text="The caller's labels, note and flag; null if they have none")
 
 
 class WorkDocumentSerializer(serializers.Serializer):
@@ -187,7 +192,8 @@ class Queue(APIView):
         assert page is not None  # None only without a page size, and settings give one
         doc_ids = dict(Document.objects.filter(pk__in=[e.document_id for _, e in page]).values_list("pk", "doc_id"))
         items = [
-            {"position": position, "entry": e.entry_id, "doc_id": doc_ids[e.document_id], "judgment": e if e.judged else None}
+            {"position": position, "entry": e.entry_id, "doc_id": doc_ids[e.document_id], "judged": e.judged,
+             "judgment": e if e.source else None}
             for position, e in page
         ]
         return paginator.get_paginated_response(WorkQueueItemSerializer(items, many=True).data)
@@ -254,7 +260,7 @@ class JudgmentView(APIView):
         source = Judgment.Source.WEB if by_page else Judgment.Source.API
         try:
             judgment = judge_entry(
-                assignment=assignment, entry=entry, labels=None if partial else Labels(**data),
+                assignment=assignment, entry=entry, labels=None if partial else _all_labels(data),
                 changes=data if partial else None, base_revision=base_revision, time_spent_ms=time_spent_ms, source=source,
             )
         except JudgmentError as exc:
@@ -282,6 +288,12 @@ def _validated_save(body, *, partial: bool) -> dict:
         # A refused body takes the per-request serializer, so its error body is DRF's own to the letter.
         WorkSaveSerializer(data=body, partial=partial).is_valid(raise_exception=True)
         raise
+
+
+def _all_labels(data: dict) -> Labels:
+    """A PUT's labels: what it leaves out, or sends as null, it has none of."""
+    values = {name: value for name, value in data["labels"].items() if value is not None}
+    return Labels(values=values, note=data["note"], flagged=data["flagged"])
 
 
 # Mounted under /api/ by touchstone/urls.py: annotation depends on assessments, never the other way round.

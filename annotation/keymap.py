@@ -1,6 +1,6 @@
 """The judge page's keyboard: label keys from the campaign's scheme, plus the page's commands.
 
-Label keys come from `Campaign.label_scheme` (presets use 0 1 2 x, q w e, f s n o p c r). The
+Label keys come from `Campaign.label_scheme` (presets use 0 1 2 3 x, q w e r, a s d, f s n o p c, …). The
 command keys below avoid those; a custom scheme may still claim one, and then the label wins and
 the command keeps only its other keys (every command has an arrow or symbol key as well, or is
 rarely needed), so a key never does two things.
@@ -8,7 +8,7 @@ rarely needed), so a key never does two things.
 
 from dataclasses import dataclass
 
-from assessments.labels import DIMENSIONS, LabelScheme
+from assessments.labels import LabelScheme
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ COMMANDS = (
     Command("highlight", ("h",), "Highlight topic terms and objects on/off"),
     Command("plain", ("t",), "Plain text / formatted document"),
     Command("flag", ("m",), "Flag: unsure / needs discussion"),
-    Command("undo", ("z",), "Undo relevance 0 clearing quality and stance"),
+    Command("undo", ("z",), "Undo a change that cleared the labels it no longer asks for"),
     Command("note", ("i",), "Write a note (Esc to leave the note)"),
     Command("guidelines", ("g",), "Guidelines"),
     Command("help", ("?",), "This list of keys"),
@@ -38,11 +38,7 @@ COMMANDS = (
 
 def keymap(scheme: LabelScheme) -> dict:
     """Label and command keys for the judge page's script and the `?` overlay; label keys win any clash."""
-    labels = [
-        {"key": value.key, "dimension": dimension, "value": value.value, "name": value.name}
-        for dimension in DIMENSIONS
-        for value in getattr(scheme, dimension)
-    ]
+    labels = scheme.keys()
     taken = {label["key"].lower() for label in labels}
     commands = []
     for command in COMMANDS:

@@ -17,6 +17,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from accounts.http import AuthenticatedHttpRequest
 from assessments import access
+from assessments.labels import CATEGORY, Condition, LabelScheme
 from assessments.models import Phase
 from assessments.rendering import document_html, safe_link, topic_terms
 from assessments.selectors import discussion, queues
@@ -87,25 +88,30 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
         "saveUrl": reverse("work-judgment", args=[assignment.pk, here.entry_id]),
         "queueUrl": reverse("work-queue", args=[assignment.pk]),
         "closed": campaign.phase == Phase.CLOSED or not assignment.active,
-        "askDetailsOnlyIfRelevant": campaign.ask_details_only_if_relevant,
         "judgment": here.labels,
     }
     if request.htmx:
-        # The next document's part, swapped in by the page's script, which reads the keys, the terms to highlight
-        # and the CSRF token from its first page only (static/annotation/judge/main.js): none of them is worked out
+        # The next document's part, swapped in by the page's script, which reads the scheme, the keys, the terms to
+        # highlight and the CSRF token from its first page only (static/annotation/judge/main.js): none of them is worked out
         # again for each document (masking a token alone costs 32 random characters).
         template, context = "annotation/_document.html", {}
     else:
         scheme = campaign.label_scheme
         keys = keymap(scheme)
         payload |= {
+            # The dimensions with their titles, kinds and conditions: the script shows a dimension only while its
+            # condition holds, and clears what a change leaves unasked (static/annotation/judge/labels.js).
+            "scheme": scheme.to_json(),
             "keys": keys,
             "terms": topic_terms(title=topic.title, compared_objects=topic.compared_objects, cause=topic.cause, effect=topic.effect),
             # One token for the page's script and its forms: each get_token masks the secret anew.
             "csrf": get_token(request),
         }
         template = "annotation/judge.html"
-        context = {"controls": _controls(scheme, topic.compared_objects), "commands": keys["commands"], "csrf_token": payload["csrf"]}
+        context = {
+            "controls": _controls(scheme, topic.compared_objects), "commands": keys["commands"], "csrf_token": payload["csrf"],
+            "primary": scheme.primary,
+        }
     context |= {
         "assignment": assignment,
         "topic": topic,
@@ -122,19 +128,29 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
     return response
 
 
-def _controls(scheme, compared_objects: list[str]) -> list[dict]:
-    """The label buttons per dimension. Comparative stances name the topic's objects, so the
-    assessor reads "Pro cats" rather than having to remember which object was first."""
+def _controls(scheme: LabelScheme, compared_objects: list[str]) -> list[dict]:
+    """The label buttons per dimension of the scheme, in its order. Comparative stances name the topic's objects,
+    so the assessor reads "Pro cats" rather than having to remember which object was first."""
     objects = dict(zip(("FIRST", "SECOND"), compared_objects, strict=False))
     groups = []
-    for dimension in ("relevance", "quality", "stance"):
-        values = getattr(scheme, dimension)
-        if values:
-            buttons = [
-                {"value": v.value, "name": f"Pro {objects[v.value]}" if v.value in objects else v.name, "key": v.key}
-                for v in values
-            ]
-            # Short names (stances of comparative topics) sit two to a row; long ones need the width.
-            paired = dimension == "stance" and max(len(b["name"]) for b in buttons) <= 16
-            groups.append({"dimension": dimension, "buttons": buttons, "paired": paired})
+    for dimension in scheme.dimensions:
+        buttons = [
+            {"value": v.value, "name": f"Pro {objects[v.value]}" if v.value in objects else v.name, "key": v.key}
+            for v in dimension.values
+        ]
+        # Short names (stances of comparative topics) sit two to a row; long ones need the width.
+        paired = dimension.kind == CATEGORY and max(len(str(b["name"])) for b in buttons) <= 16
+        condition = dimension.condition
+        groups.append({
+            "dimension": dimension.name, "title": dimension.title, "buttons": buttons, "paired": paired,
+            "hint": "" if condition is None else f"if {_describe(scheme, condition)}",
+        })
     return groups
+
+
+def _describe(scheme: LabelScheme, condition: Condition) -> str:
+    """A condition as the label pane words it: "if relevance ≥ 1", "if direction is Cause → effect, as asked"."""
+    target = scheme.dimension(condition.dimension)
+    if condition.min is not None:
+        return f"{target.title.lower()} ≥ {condition.min}"
+    return f"{target.title.lower()} is {' or '.join(target.name_of(v) for v in condition.any_of)}"

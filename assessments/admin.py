@@ -134,13 +134,13 @@ class AssignmentAdmin(ReadOnlyAdmin):
 
 class JudgmentEventInline(ReadOnlyInline):
     model = models.JudgmentEvent
-    fields = ("revision", "relevance", "quality", "stance", "note", "flagged", "time_spent_ms", "source", "assessor", "at")
+    fields = ("revision", "labels", "note", "flagged", "time_spent_ms", "source", "assessor", "at")
     readonly_fields = fields
 
 
 @admin.register(models.Judgment)
 class JudgmentAdmin(ReadOnlyAdmin):
-    list_display = ("topic", "document", "assessor", "phase", "relevance", "quality", "stance", "flagged", "revision", "updated_at")
+    list_display = ("topic", "document", "assessor", "phase", "labels", "flagged", "revision", "updated_at")
     list_filter = ("phase", "flagged", "source", "topic__campaign", "assessor")
     search_fields = ("document__doc_id", "assessor__username")
     list_select_related = ("topic", "document", "assessor")
@@ -152,7 +152,7 @@ class JudgmentAdmin(ReadOnlyAdmin):
 
 @admin.register(models.JudgmentEvent)
 class JudgmentEventAdmin(ReadOnlyAdmin):
-    list_display = ("judgment", "revision", "relevance", "quality", "stance", "flagged", "source", "assessor", "at")
+    list_display = ("judgment", "revision", "labels", "flagged", "source", "assessor", "at")
     list_filter = ("source", "judgment__topic__campaign")
     search_fields = ("judgment__document__doc_id", "assessor__username")
     list_select_related = ("assessor",)

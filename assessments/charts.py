@@ -1,8 +1,10 @@
 """The agreement dashboard's charts as geometry and colours: inline SVG coordinates, heatmap and table shading,
-and the segments of stacked bars, computed on the server so the page needs no chart library and fetches nothing.
+and the segments of stacked bars, computed on the server so the page needs no chart library and fetches nothing;
+and the label chips the disagreement, adjudication and discussion pages show a judgment's labels with.
 
-Plain Python with no Django import: it reads the selectors' figures (selectors.agreement, selectors.monitoring) by
-their attributes, so it is tested with plain objects. It draws what it is given and computes no statistic.
+Plain Python with no Django import: it reads the selectors' figures (selectors.agreement, selectors.monitoring)
+and the campaign's label scheme (assessments.labels) by their attributes, so it is tested with plain objects. It
+draws what it is given and computes no statistic.
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from itertools import accumulate
 
+from assessments.labels import CATEGORY, GRADED, LabelScheme
+
 PALETTE = ("#2f5d8a", "#c0622f", "#2e7d4f", "#8a4f9e", "#b8860b", "#1f8a8a", "#b3261e", "#5a6b7b", "#c2477a", "#6b8e23")
-STANCE_COLOURS = ("#9fc5e8", "#f6b26b", "#d9d2e9", "#cccccc", "#b6d7a8", "#ffe599")
+CATEGORY_COLOURS = ("#9fc5e8", "#f6b26b", "#d9d2e9", "#cccccc", "#b6d7a8", "#ffe599")
 # One colour per time bucket of selectors.monitoring.TIME_BUCKETS, from "not read" red to thorough green.
 TIME_COLOURS = ("#b3261e", "#e69138", "#f1c232", "#93c47d", "#6aa84f", "#45818e")
 
@@ -200,21 +204,26 @@ def time_segments(timing: Sequence, labels: Sequence[str]) -> list[dict]:
     ]
 
 
-def _segment_colours(dimension: str, n: int) -> list[tuple[str, str]]:
-    """(fill, text colour) per label: ordinal scales run from pale to dark green, so "more" reads as "darker"."""
-    if dimension == "stance":
-        return [(STANCE_COLOURS[i % len(STANCE_COLOURS)], "inherit") for i in range(n)]
+def _segment_colours(ordinal: bool, n: int) -> list[tuple[str, str]]:
+    """(fill, text colour) per label: graded scales run from pale to dark green, so "more" reads as "darker";
+    categories and yes/no answers have no order, so each gets a colour of its own."""
+    if not ordinal:
+        return [(CATEGORY_COLOURS[i % len(CATEGORY_COLOURS)], "inherit") for i in range(n)]
     lightness = [88 - 50 * i / max(n - 1, 1) for i in range(n)]
     return [(f"hsl(140 40% {light:.0f}%)", "#fff" if light < 60 else "inherit") for light in lightness]
 
 
-def label_mix_bars(mix: Mapping[str, Sequence]) -> list[dict]:
-    """Per dimension, each assessor's labels (selectors.monitoring.LabelMix) as a bar of coloured shares."""
+def label_mix_bars(mix: Mapping[str, Sequence], scheme: LabelScheme) -> list[dict]:
+    """Per dimension of the scheme, each assessor's labels (selectors.monitoring.LabelMix) as a bar of coloured
+    shares, titled as the scheme titles the dimension; a grade's value is written in its segment."""
     charts = []
     for dimension, rows in mix.items():
-        colours = _segment_colours(dimension, len(rows[0].shares))
+        d = scheme.dimension(dimension)
+        ordinal = d.ordinal
+        colours = _segment_colours(ordinal, len(rows[0].shares))
         charts.append({
             "dimension": dimension,
+            "title": d.title,
             "legend": [(name, colour) for (_, name, _), (colour, _) in zip(rows[0].shares, colours)],
             "rows": [
                 {
@@ -222,7 +231,7 @@ def label_mix_bars(mix: Mapping[str, Sequence]) -> list[dict]:
                     "segments": [
                         {
                             "share": 100 * share, "colour": colour, "ink": ink, "name": name,
-                            "text": value if dimension != "stance" else "",
+                            "text": value if ordinal else "",
                         }
                         for (value, name, share), (colour, ink) in zip(row.shares, colours)
                         if share
@@ -232,3 +241,22 @@ def label_mix_bars(mix: Mapping[str, Sequence]) -> list[dict]:
             ],
         })
     return charts
+
+
+def label_chips(scheme: LabelScheme, labels: Mapping | None, *, missing: bool = False) -> list[dict]:
+    """A judgment's labels (dimension -> value) as short chips in the scheme's order, each titled with its
+    dimension's title and its value's name: a grade or a yes/no answer as the dimension's initial and the value
+    (R2, Q1), a category as its value (PRO). The primary dimension's grades are coloured (CSS `rel r-<value>`).
+    With `missing`, a dimension without a label is a dash, so that chips line up in columns."""
+    chips = []
+    given, primary = labels or {}, scheme.primary.name
+    for d in scheme.dimensions:
+        initial = "" if d.kind == CATEGORY else d.name[0].upper()
+        if d.name not in given:
+            if missing:
+                chips.append({"text": f"{initial}–", "css": "lab none", "title": f"{d.title}: not given"})
+            continue
+        value = given[d.name]
+        css = "lab stance" if d.kind == CATEGORY else f"lab rel r-{value}" if d.name == primary and d.kind == GRADED else "lab"
+        chips.append({"text": f"{initial}{value}", "css": css, "title": f"{d.title}: {d.name_of(value)}"})
+    return chips

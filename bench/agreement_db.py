@@ -1,11 +1,11 @@
 """How long the agreement figures and the dashboard take end to end from PostgreSQL: 10 assessors × 10,000
-documents, every assessor labelling every document on relevance, quality and stance, as in the largest
-conceivable training phase.
+documents, every assessor labelling every document on every dimension of Touché 2022 Task 2's scheme (relevance,
+then quality and stance where relevance ≥ 1, as its conditions ask), as in the largest conceivable training phase.
 
 Creates (and drops first) the database `touchstone_bench_agree`, migrates it, writes the judgments and their
 history with COPY, then times:
 
-* compute_agreement: one query for the shared items, then every coefficient for all three dimensions, overall
+* compute_agreement: one query for the shared items, then every coefficient for every dimension, overall
   and per topic. This is what `manage.py agreement` does. The database read and the computation are also timed
   apart.
 * dashboard: the agreement page's service, which is compute_agreement plus the monitoring aggregates.
@@ -19,6 +19,7 @@ script prints figures and asserts nothing.
 
 import argparse
 import io
+import json
 import statistics
 import sys
 import time
@@ -33,7 +34,6 @@ from bench.benchdb import recreate_database, use_database  # noqa: E402
 BENCH_DB = "touchstone_bench_agree"
 use_database(BENCH_DB)
 REPEATS = 5
-STANCES = ("FIRST", "SECOND", "NEUTRAL", "NO")
 
 
 
@@ -59,6 +59,7 @@ def generate(campaign, *, n_items: int, n_raters: int, n_topics: int) -> int:
     from accounts.models import User
     from assessments.models import Assignment, Document, Judgment, JudgmentEvent, PoolEntry, Topic
 
+    scheme = campaign.label_scheme
     rng = np.random.default_rng(7)
     users = User.objects.bulk_create([User(username=f"assessor{r:02d}", password="!") for r in range(n_raters)])
     topics = Topic.objects.bulk_create(
@@ -67,9 +68,7 @@ def generate(campaign, *, n_items: int, n_raters: int, n_topics: int) -> int:
     Assignment.objects.bulk_create(
         [Assignment(topic=t, assessor=u, phase="training", round=1) for t in topics for u in users]
     )
-    relevance = labels(rng, n_items, n_raters, 3)
-    quality = labels(rng, n_items, n_raters, 3)
-    stance = labels(rng, n_items, n_raters, 4)
+    codes = {d.name: labels(rng, n_items, n_raters, len(d.values)) for d in scheme.dimensions}
     spent = rng.integers(1_500, 120_000, size=(n_items, n_raters))
     start = datetime(2024, 3, 1, 8, tzinfo=UTC)
     per_topic = -(-n_items // n_topics)
@@ -93,22 +92,25 @@ def generate(campaign, *, n_items: int, n_raters: int, n_topics: int) -> int:
         judgments = []
         for i in range(n_items):
             for r, user in enumerate(users):
-                rel = int(relevance[i, r])
+                given: dict = {}
+                for d in scheme.dimensions:  # in the scheme's order, so a condition sees what it depends on
+                    if d.condition is None or d.condition.holds(given):
+                        given[d.name] = d.values[codes[d.name][i, r]].value
                 at = start + timedelta(seconds=int(i * 17 + r * 600))
                 judgments.append((
-                    topic_of[i], documents[i], user.pk, "training", rel, int(quality[i, r]) if rel else None,
-                    STANCES[stance[i, r]] if rel else "", "", "f", int(spent[i, r]), "web", 1, at, at,
+                    topic_of[i], documents[i], user.pk, "training", json.dumps(given), "", "f", int(spent[i, r]),
+                    "web", 1, at, at,
                 ))
         copy(
             cursor, Judgment._meta.db_table,
-            ("topic_id", "document_id", "assessor_id", "phase", "relevance", "quality", "stance", "note", "flagged",
+            ("topic_id", "document_id", "assessor_id", "phase", "labels", "note", "flagged",
              "time_spent_ms", "source", "revision", "created_at", "updated_at"),
             judgments,
         )
         cursor.execute(
             f"""INSERT INTO {JudgmentEvent._meta.db_table}
-                  (judgment_id, assessor_id, revision, relevance, quality, stance, note, flagged, time_spent_ms, source, at)
-                SELECT id, assessor_id, 1, relevance, quality, stance, note, flagged, time_spent_ms, source, created_at
+                  (judgment_id, assessor_id, revision, labels, note, flagged, time_spent_ms, source, at)
+                SELECT id, assessor_id, 1, labels, note, flagged, time_spent_ms, source, created_at
                 FROM {Judgment._meta.db_table}"""
         )
         cursor.execute("ANALYZE")
@@ -157,15 +159,15 @@ def main() -> None:
     scope = agreement.Scope("training")
 
     times, result = timings(lambda: agreement.compute_agreement(campaign=campaign, scope=scope))
-    report("compute_agreement: 3 dimensions, overall + per topic", times)
+    report(f"compute_agreement: {len(result.dimensions)} dimensions, overall + per topic", times)
     fetch, shared = timings(lambda: agreement._shared(campaign, scope))
     report(f"  of which reading {len(shared.rows):,} judgments (three queries)", fetch)
-    compute, _ = timings(lambda: agreement._agreement(campaign, scope, shared))
+    compute, _ = timings(lambda: agreement._agreement(campaign, scope, shared, None))
     report("  of which computing every coefficient", compute)
-    relevance = result.dimensions["relevance"].report
+    primary = result.dimensions[campaign.label_scheme.primary.name]
     print(
-        f"    relevance: {relevance.n_items:,} documents, {len(relevance.cohen)} pairs, alpha {relevance.alpha:.3f}, "
-        f"Fleiss {relevance.fleiss:.3f}; {len(result.dimensions['relevance'].topics)} topics"
+        f"    {primary.name}: {primary.report.n_items:,} documents, {len(primary.report.cohen)} pairs, alpha "
+        f"{primary.report.alpha:.3f}, Fleiss {primary.report.fleiss:.3f}; {len(primary.topics)} topics"
     )
     times, _ = timings(lambda: agreement.compute_agreement(campaign=campaign, scope=agreement.Scope("training", topic="1")))
     report("compute_agreement for one topic (the page's topic view)", times)

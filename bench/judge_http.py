@@ -344,11 +344,12 @@ def run_load(port: int, server_pid: int, worker_pid: int, args) -> dict:
             time.sleep(rng.uniform(*think))
             seen = data["judgment"]
             relevance = rng.choice((0, 1, 2))
-            labels = {"relevance": relevance, "time_spent_ms": rng.randint(5000, 60000), "base_revision": seen["revision"] if seen else 0}
+            values = {"relevance": relevance}  # the bench's campaign is Touché 2022 Task 2
             if relevance:
-                labels |= {"quality": rng.choice((0, 1, 2)), "stance": rng.choice(("FIRST", "SECOND", "NEUTRAL", "NO"))}
-            elif seen and (seen["quality"] is not None or seen["stance"]):
-                labels |= {"quality": None, "stance": ""}  # relevance 0 clears the details
+                values |= {"quality": rng.choice((0, 1, 2)), "stance": rng.choice(("FIRST", "SECOND", "NEUTRAL", "NO"))}
+            elif seen:
+                values |= {name: None for name in seen["labels"] if name != "relevance"}  # relevance 0 clears the details
+            labels = {"labels": values, "time_spent_ms": rng.randint(5000, 60000), "base_revision": seen["revision"] if seen else 0}
             if not step("save", browser, "PATCH", data["saveUrl"], json.dumps(labels),
                         {"Content-Type": "application/json", "X-CSRFToken": csrf}):
                 break

@@ -141,8 +141,8 @@ def fill(connection) -> None:
     cursor.execute("INSERT INTO assessments_collection (id, slug, name) VALUES (1, 'clueweb12-bench', 'ClueWeb12 (bench)')")
     cursor.execute(
         "INSERT INTO assessments_campaign (id, slug, name, preset, scheme, guidelines, phase, training_round, collection_id,"
-        " ask_details_only_if_relevant, propagate_to_duplicates, seconds_per_judgment, agreement_threshold, overlap_share, created_at)"
-        " VALUES (1, 'bench22', 'Touché 2022 Task 2 (bench)', 'touche-2022-task2', %s, %s, 'main', 1, 1, true, true, 30, 0.4, 0, now())",
+        " propagate_to_duplicates, seconds_per_judgment, agreement_threshold, overlap_share, created_at)"
+        " VALUES (1, 'bench22', 'Touché 2022 Task 2 (bench)', 'touche-2022-task2', %s, %s, 'main', 1, 1, true, 30, 0.4, 0, now())",
         [json.dumps(PRESETS["touche-2022-task2"][1].to_json()), "Judge relevance 0-2, then quality and stance. " * 40],
     )
     objects = [(w, WORDS[(i * 7 + 3) % len(WORDS)]) for i, w in enumerate(WORDS[: TOPICS])]
@@ -208,20 +208,23 @@ def fill(connection) -> None:
         labels.append(labels[-1] if _is_twin(o) else
                       (rng.choice((0, 0, 1, 2)), rng.choice((0, 1, 2)), rng.choice(("FIRST", "SECOND", "NEUTRAL", "NO"))))
 
+    def values(rel: int, q: int, s: str) -> str:
+        """The labels column: quality and stance only of relevant documents (the preset's condition)."""
+        return json.dumps({"relevance": rel, "quality": q, "stance": s} if rel else {"relevance": rel})
+
     def judgments():
-        for j, ((_, t, d, o), (rel, q, s)) in enumerate(zip(judged, labels, strict=True), start=1):
+        for j, ((_, t, d, o), label) in enumerate(zip(judged, labels, strict=True), start=1):
             at = f"2022-05-{1 + o // 200:02d} {o % 24:02d}:{o % 60:02d}:00+00"
             source = "duplicate" if _is_twin(o) else "web"
-            yield [j, t, d, t, "main", rel, q if rel else None, s if rel else "", "", "f", 20000 + o, source, 1, at, at]
+            yield [j, t, d, t, "main", values(*label), "", "f", 20000 + o, source, 1, at, at]
 
     step("judgments", cursor, "assessments_judgment",
-         ["id", "topic_id", "document_id", "assessor_id", "phase", "relevance", "quality", "stance", "note", "flagged",
+         ["id", "topic_id", "document_id", "assessor_id", "phase", "labels", "note", "flagged",
           "time_spent_ms", "source", "revision", "created_at", "updated_at"], judgments(), total=len(judged))
     step("judgment history", cursor, "assessments_judgmentevent",
-         ["id", "judgment_id", "assessor_id", "revision", "relevance", "quality", "stance", "note", "flagged", "time_spent_ms", "source", "at"],
-         ([j, j, t, 1, rel, q if rel else None, s if rel else "", "", "f", 20000 + o, "duplicate" if _is_twin(o) else "web",
-           "2022-05-01 00:00+00"]
-          for j, ((_, t, _d, o), (rel, q, s)) in enumerate(zip(judged, labels, strict=True), start=1)), total=len(judged))
+         ["id", "judgment_id", "assessor_id", "revision", "labels", "note", "flagged", "time_spent_ms", "source", "at"],
+         ([j, j, t, 1, values(*label), "", "f", 20000 + o, "duplicate" if _is_twin(o) else "web", "2022-05-01 00:00+00"]
+          for j, ((_, t, _d, o), label) in enumerate(zip(judged, labels, strict=True), start=1)), total=len(judged))
     for table in ("accounts_user", "assessments_collection", "assessments_campaign", "assessments_topic", "assessments_document",
                   "assessments_run", "assessments_ranking", "assessments_poolentry", "assessments_assignment",
                   "assessments_judgment", "assessments_judgmentevent"):
@@ -423,11 +426,12 @@ def run_load(port: int, sessions: list[dict], *, duration: float, think: tuple[f
             relevance = rng.choice((0, 1, 2))
             # The page sends only what changed, with the revision it showed (0: not judged yet).
             seen = data["judgment"]
-            labels = {"relevance": relevance, "time_spent_ms": rng.randint(5000, 60000), "base_revision": seen["revision"] if seen else 0}
+            values = {"relevance": relevance}  # the bench's campaign is Touché 2022 Task 2
             if relevance:
-                labels |= {"quality": rng.choice((0, 1, 2)), "stance": rng.choice(("FIRST", "SECOND", "NEUTRAL", "NO"))}
-            elif seen and (seen["quality"] is not None or seen["stance"]):
-                labels |= {"quality": None, "stance": ""}  # relevance 0 clears the details
+                values |= {"quality": rng.choice((0, 1, 2)), "stance": rng.choice(("FIRST", "SECOND", "NEUTRAL", "NO"))}
+            elif seen:
+                values |= {name: None for name in seen["labels"] if name != "relevance"}  # relevance 0 clears the details
+            labels = {"labels": values, "time_spent_ms": rng.randint(5000, 60000), "base_revision": seen["revision"] if seen else 0}
             saved = request("save", "PATCH", data["saveUrl"], json.dumps(labels),
                             {"Content-Type": "application/json", "X-CSRFToken": session["csrf"]})
             if saved is None:

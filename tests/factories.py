@@ -6,6 +6,24 @@ from accounts.models import Role, User
 from assessments.labels import PRESETS
 from assessments.models import Assignment, Campaign, Collection, Document, Membership, PoolEntry, Topic
 
+# A campaign's own scheme (`create_campaign --scheme`): four dimensions of three kinds, two of them asked only under a
+# condition, one of those depending on a dimension that is itself conditional.
+CUSTOM_SCHEME = {
+    "version": 2,
+    "dimensions": [
+        {"name": "topical", "title": "On topic?", "kind": "question", "required": True,
+         "values": [{"value": 1, "name": "Yes", "key": "y"}, {"value": 0, "name": "No", "key": "n"}]},
+        {"name": "usefulness", "title": "Usefulness", "kind": "graded", "required": True,
+         "condition": {"dimension": "topical", "min": 1},
+         "values": [{"value": v, "name": str(v), "key": str(v)} for v in range(4)]},
+        {"name": "genre", "title": "Genre", "kind": "category",
+         "values": [{"value": "NEWS", "name": "News", "key": "w"}, {"value": "FORUM", "name": "Forum", "key": "f"},
+                    {"value": "BLOG", "name": "Blog", "key": "b"}]},
+        {"name": "source", "title": "Source", "kind": "category", "condition": {"dimension": "usefulness", "min": 2},
+         "values": [{"value": "CITED", "name": "Cites a source", "key": "c"}, {"value": "NONE", "name": "No source", "key": "x"}]},
+    ],
+}
+
 
 class UserFactory(factory.django.DjangoModelFactory):
     class Meta:

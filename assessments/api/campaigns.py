@@ -1,8 +1,9 @@
 """Campaigns in the API: the ones the caller runs, a new one (run by its creator), and the people who run one.
 
-* ``GET  campaigns/``: the campaigns the caller runs (all of them for an admin); ``POST`` creates one.
+* ``GET  campaigns/``: the campaigns the caller runs (all of them for an admin); ``POST`` creates one, with a
+  preset or with its own ``scheme`` (a JSON object, checked as ``create_campaign --scheme`` checks a file).
 * ``PATCH campaigns/<slug>/``: changes its settings (name, guidelines, seconds_per_judgment, agreement_threshold,
-  overlap_share and the two flags); the slug, preset, collection and phase are refused.
+  overlap_share and propagate_to_duplicates); the slug, preset, scheme, collection and phase are refused.
 * ``GET  campaigns/<slug>/members/``: who runs it; ``POST`` adds someone (or changes their role).
 * ``DELETE campaigns/<slug>/members/<username>/``: takes the campaign away from them.
 * ``GET  campaigns/<slug>/timeline/``: the audit trail, newest first (``?action=import`` narrows it), paginated.
@@ -17,7 +18,7 @@ from rest_framework.views import APIView
 
 from accounts.models import User
 from assessments import access
-from assessments.labels import PRESETS
+from assessments.labels import PRESETS, LabelScheme, SchemeError
 from assessments.models import AuditEvent, Campaign, Membership
 from assessments.selectors.campaigns import campaigns_for_organiser, members_of, timeline
 from assessments.services import campaigns
@@ -29,9 +30,23 @@ from .serializers import CampaignSerializer
 class NewCampaignSerializer(serializers.Serializer):
     slug = serializers.SlugField(max_length=64)
     name = serializers.CharField(max_length=200)
-    preset = serializers.ChoiceField(choices=list(PRESETS), help_text="custom schemes: manage.py create_campaign --scheme")
+    preset = serializers.ChoiceField(
+        choices=[*PRESETS, "custom"], required=False, allow_null=True, default=None,
+        help_text="one of Touché's label schemes; leave it out (or give custom) with your own `scheme`",
+    )
+    scheme = serializers.JSONField(
+        required=False, allow_null=True, default=None,
+        help_text='your own label scheme, as `create_campaign --scheme` reads it: {"version": 2, "dimensions": [...]}',
+    )
     collection = serializers.SlugField(max_length=64, required=False, allow_null=True, default=None)
     guidelines = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+    def validate_scheme(self, value: object) -> LabelScheme | None:
+        try:
+            return None if value is None else LabelScheme.from_json(value)
+        except SchemeError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
 
 
 class SettingsSerializer(serializers.ModelSerializer):

@@ -27,7 +27,11 @@ from .permissions import IsOrganiser
 
 class ResultsQuerySerializer(serializers.Serializer):
     measure = serializers.CharField(default="nDCG@5")
-    kind = serializers.ListField(child=serializers.ChoiceField(choices=evaluation.EVALUATED_KINDS), default=["relevance"])
+    kind = serializers.ListField(
+        child=serializers.CharField(), default=list,
+        help_text="dimensions of the campaign's label scheme: graded ones are scored by the measure (none: the primary "
+                  "one); a category one is compared with the runs' stance column",
+    )
     order = serializers.ChoiceField(choices=evaluation.ORDERS, default="score")
     trec_eval = serializers.ChoiceField(choices=[10, 9], default=10)
     phase = serializers.ChoiceField(choices=list(exports.PHASES), default="main")
@@ -55,12 +59,13 @@ class RunResultSerializer(serializers.Serializer):
     ci_resamples = serializers.IntegerField(required=False)
     top_group = serializers.BooleanField(required=False)
     other_trec_eval = serializers.DictField(required=False, help_text="the figure under the other trec_eval version, where it differs")
+    stance_kind = serializers.CharField(required=False, help_text="the category dimension the run's stance column is compared with")
     accuracy = serializers.FloatField(required=False, allow_null=True)
     macro_f1 = serializers.FloatField(required=False, allow_null=True)
 
 
 class ExportSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=exports.KINDS)
+    kind = serializers.CharField(required=False, help_text="a dimension of the campaign's label scheme (default: its primary one)")
     phase = serializers.ChoiceField(choices=list(exports.PHASES), default="main")
     rule = serializers.CharField(default="majority")
 
@@ -83,7 +88,7 @@ class SnapshotSerializer(serializers.Serializer):
 
 class ImportSerializer(serializers.Serializer):
     file = serializers.FileField()
-    kind = serializers.ChoiceField(choices=qrels_imports.KINDS)
+    kind = serializers.CharField(required=False, help_text="a dimension of the campaign's label scheme (default: its primary one)")
     assessor = serializers.CharField(max_length=150)
     phase = serializers.ChoiceField(choices=qrels_imports.PHASES, default="main")
 

@@ -9,7 +9,7 @@ class CampaignSerializer(serializers.ModelSerializer):
     class Meta:
         model = Campaign
         fields = ["slug", "name", "preset", "scheme", "phase", "guidelines", "collection", "created_at", "archived_at",
-                  "seconds_per_judgment", "agreement_threshold", "overlap_share", "ask_details_only_if_relevant",
+                  "seconds_per_judgment", "agreement_threshold", "overlap_share",
                   "propagate_to_duplicates"]
         read_only_fields = fields
 

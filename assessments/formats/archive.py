@@ -14,7 +14,8 @@ The manifest is written last and read first. Before a record is used, `ArchiveRe
 and refuses the archive (FormatError naming the member) when one's size, record count or sha256 differs from the
 manifest, when a listed member is missing, or when the zip holds one the manifest does not list. Records are
 then checked against SPECS as they are read: a wrong one raises FormatError(`archive:member`, line, what is
-wrong). Pure: no Django import.
+wrong). Archives are written in VERSION; older versions' records are read as this version's (READS; see
+"Version 1" below). Pure: no Django import.
 """
 
 from __future__ import annotations
@@ -30,11 +31,14 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import IO, Any, BinaryIO
 
+from assessments.labels import upgrade_from_version_1
+
 from .errors import FormatError, shown
 from .reading import line_batches
 
 FORMAT = "touchstone-campaign-archive"
-VERSION = 1
+# 2: labels as one object keyed by the scheme's dimensions, schemes of version 2. Version 1 archives are still read.
+VERSION = 2
 MANIFEST = "manifest.json"
 MANIFEST_MAX_BYTES = 1 << 20
 MAX_LINE_BYTES = 128 << 20  # a document record (import_documents allows 32 MiB) with its JSON escapes
@@ -178,76 +182,125 @@ def _at(check: Check, value: Any, where: str) -> Any:
 
 # --- The members ------------------------------------------------------------------------------------------
 
-_LABELS = {"relevance": integer, "quality": optional(integer), "stance": text}
+
+def labels_object(value: Any) -> dict:
+    """A judgment's labels: an object from dimension names to integers or strings (which dimensions and values, the
+    archived scheme says: the importer checks them against it)."""
+    if type(value) is not dict:
+        raise _expect("an object of labels", value)
+    for name, label in value.items():
+        if type(label) is not str:
+            _at(integer, label, name)
+    return value
+
+
 _PHASES = one_of("training", "main")
 
-SPECS: dict[str, dict[str, Check]] = {
-    "campaign.jsonl": {
-        "slug": nonempty, "name": text, "preset": text, "scheme": anything, "guidelines": text,
-        "phase": one_of("setup", "training", "main", "closed"), "training_round": count,
-        "collection": record({"slug": nonempty, "name": text}),
-        "ask_details_only_if_relevant": flag, "propagate_to_duplicates": flag, "seconds_per_judgment": count,
-        "agreement_threshold": number, "overlap_share": number, "created_at": moment, "archived_at": optional(moment),
-    },
-    # No passwords, e-mail addresses or privileges: people are matched by username (see import_campaign).
-    "users.jsonl": {"username": nonempty, "role": one_of("assessor", "organiser", "admin"), "first_name": text, "last_name": text},
-    "memberships.jsonl": {"user": nonempty, "role": one_of("organiser", "adjudicator"), "added_by": optional(nonempty), "created_at": moment},
-    "topics.jsonl": {
-        "number": nonempty, "title": text, "description": text, "narrative": text, "compared_objects": anything,
-        "cause": text, "effect": text, "is_training": flag, "pool_seed": integer, "position": count,
-    },
-    "documents.jsonl": {
-        "doc_id": nonempty, "title": text, "body": text, "is_html": flag, "url": text, "metadata": anything,
-        "has_text": flag, "text_hash": text,
-    },
-    "runs.jsonl": {
-        "tag": nonempty, "team": text, "file_name": text, "has_stance": flag, "line_count": count,
-        "warnings": anything, "uploaded_by": optional(nonempty), "uploaded_at": moment,
-    },
-    "rankings.jsonl": {
-        "run": nonempty, "topic": nonempty, "length": count, "docs": list_of(text), "ranks": list_of(integer),
-        "scores": list_of(number), "stances": optional(list_of(optional(text))),
-        "by_rank": optional(list_of(count)), "by_single": optional(list_of(count)),
-    },
-    "pool.jsonl": {
-        "topic": nonempty, "doc": nonempty, "order": count, "strategy": text, "added_at": moment,
-        "duplicate_of": optional(nonempty),
-        "sources": list_of(record({"run": nonempty, "rank_position": optional(count), "score_position": optional(count)})),
-    },
-    "assignments.jsonl": {
-        "topic": nonempty, "assessor": nonempty, "phase": _PHASES, "scope": one_of("full", "overlap"), "round": count,
-        "active": flag, "assigned_by": optional(nonempty), "created_at": moment, "items": list_of(nonempty),
-    },
-    "judgments.jsonl": {
-        "topic": nonempty, "doc": nonempty, "assessor": nonempty, "phase": _PHASES, **_LABELS, "note": text,
-        "flagged": flag, "time_spent_ms": count, "source": text, "revision": count, "created_at": moment,
-        "updated_at": moment,
-        "history": list_of(record({
-            "revision": count, "assessor": nonempty, **_LABELS, "note": text, "flagged": flag, "time_spent_ms": count,
-            "source": text, "at": moment,
-        })),
-        "replies": list_of(record({"author": nonempty, "text": nonempty, "resolves": flag, "created_at": moment})),
-    },
-    "adjudications.jsonl": {
-        "topic": nonempty, "doc": nonempty, **_LABELS, "reason": nonempty, "adjudicator": nonempty, "revision": count,
-        "created_at": moment, "updated_at": moment,
-        "history": list_of(record({"revision": count, "adjudicator": nonempty, **_LABELS, "reason": nonempty, "at": moment})),
-    },
-    "snapshots.jsonl": {
-        "number": count, "kind": one_of("relevance", "quality", "stance"), "phase": one_of("main", "training", "all"),
-        "rule": text, "line_count": count, "sha256": text, "created_by": optional(nonempty), "created_at": moment,
-        "file": text,
-    },
-    "audit.jsonl": {
-        "at": moment, "actor": optional(nonempty), "action": nonempty, "subject": text, "before": anything,
-        "after": anything, "details": anything,
-    },
-}
+
+def _specs(*, labels: Mapping[str, Check], settings: Mapping[str, Check]) -> dict[str, dict[str, Check]]:
+    """The members and their records' keys, with `labels` where a record holds labels and `settings` among the
+    campaign's (the two ways the versions differ)."""
+    return {
+        "campaign.jsonl": {
+            "slug": nonempty, "name": text, "preset": text, "scheme": anything, "guidelines": text,
+            "phase": one_of("setup", "training", "main", "closed"), "training_round": count,
+            "collection": record({"slug": nonempty, "name": text}),
+            **settings, "propagate_to_duplicates": flag, "seconds_per_judgment": count,
+            "agreement_threshold": number, "overlap_share": number, "created_at": moment, "archived_at": optional(moment),
+        },
+        # No passwords, e-mail addresses or privileges: people are matched by username (see import_campaign).
+        "users.jsonl": {"username": nonempty, "role": one_of("assessor", "organiser", "admin"), "first_name": text, "last_name": text},
+        "memberships.jsonl": {"user": nonempty, "role": one_of("organiser", "adjudicator"), "added_by": optional(nonempty), "created_at": moment},
+        "topics.jsonl": {
+            "number": nonempty, "title": text, "description": text, "narrative": text, "compared_objects": anything,
+            "cause": text, "effect": text, "is_training": flag, "pool_seed": integer, "position": count,
+        },
+        "documents.jsonl": {
+            "doc_id": nonempty, "title": text, "body": text, "is_html": flag, "url": text, "metadata": anything,
+            "has_text": flag, "text_hash": text,
+        },
+        "runs.jsonl": {
+            "tag": nonempty, "team": text, "file_name": text, "has_stance": flag, "line_count": count,
+            "warnings": anything, "uploaded_by": optional(nonempty), "uploaded_at": moment,
+        },
+        "rankings.jsonl": {
+            "run": nonempty, "topic": nonempty, "length": count, "docs": list_of(text), "ranks": list_of(integer),
+            "scores": list_of(number), "stances": optional(list_of(optional(text))),
+            "by_rank": optional(list_of(count)), "by_single": optional(list_of(count)),
+        },
+        "pool.jsonl": {
+            "topic": nonempty, "doc": nonempty, "order": count, "strategy": text, "added_at": moment,
+            "duplicate_of": optional(nonempty),
+            "sources": list_of(record({"run": nonempty, "rank_position": optional(count), "score_position": optional(count)})),
+        },
+        "assignments.jsonl": {
+            "topic": nonempty, "assessor": nonempty, "phase": _PHASES, "scope": one_of("full", "overlap"), "round": count,
+            "active": flag, "assigned_by": optional(nonempty), "created_at": moment, "items": list_of(nonempty),
+        },
+        "judgments.jsonl": {
+            "topic": nonempty, "doc": nonempty, "assessor": nonempty, "phase": _PHASES, **labels, "note": text,
+            "flagged": flag, "time_spent_ms": count, "source": text, "revision": count, "created_at": moment,
+            "updated_at": moment,
+            "history": list_of(record({
+                "revision": count, "assessor": nonempty, **labels, "note": text, "flagged": flag, "time_spent_ms": count,
+                "source": text, "at": moment,
+            })),
+            "replies": list_of(record({"author": nonempty, "text": nonempty, "resolves": flag, "created_at": moment})),
+        },
+        "adjudications.jsonl": {
+            "topic": nonempty, "doc": nonempty, **labels, "reason": nonempty, "adjudicator": nonempty, "revision": count,
+            "created_at": moment, "updated_at": moment,
+            "history": list_of(record({"revision": count, "adjudicator": nonempty, **labels, "reason": nonempty, "at": moment})),
+        },
+        # kind: a dimension of the archived scheme (the importer checks which).
+        "snapshots.jsonl": {
+            "number": count, "kind": nonempty, "phase": one_of("main", "training", "all"),
+            "rule": text, "line_count": count, "sha256": text, "created_by": optional(nonempty), "created_at": moment,
+            "file": text,
+        },
+        "audit.jsonl": {
+            "at": moment, "actor": optional(nonempty), "action": nonempty, "subject": text, "before": anything,
+            "after": anything, "details": anything,
+        },
+    }
+
+
+SPECS = _specs(labels={"labels": labels_object}, settings={})
 MEMBERS = tuple(SPECS)  # the order they are written and imported in: a record names only what came before it
 
 
 def snapshot_file(number: int) -> str:
     return f"snapshots/{number:04d}.qrels"
+
+
+# --- Version 1 --------------------------------------------------------------------------------------------
+# Archives written before campaigns defined their label dimensions held a record's labels in three columns, and a
+# version-1 scheme beside the campaign's "quality and stance only of relevant documents" setting. They are read as
+# version 2 records: the columns become `labels` as migration 0020 moved the database's (a null quality and an
+# empty stance are absent keys), and the scheme is upgraded by labels.upgrade_from_version_1, the setting becoming
+# its dimensions' condition. These column names are the old file's, not dimensions this code knows.
+
+_VERSION_1_LABELS = {"relevance": integer, "quality": optional(integer), "stance": text}
+_VERSION_1_SETTING = "ask_details_only_if_relevant"
+SPECS_VERSION_1 = _specs(labels=_VERSION_1_LABELS, settings={_VERSION_1_SETTING: flag})
+READS = (1, VERSION)  # the versions ArchiveReader reads
+
+
+def _from_version_1(name: str, value: dict) -> dict:
+    """A checked version-1 record of member `name` as version 2 writes it."""
+    if name == "campaign.jsonl":
+        details_only_if_relevant = value.pop(_VERSION_1_SETTING)
+        if type(value["scheme"]) is not dict:
+            raise _Wrong("expected a version-1 label scheme (an object)", ("scheme",))
+        try:
+            value["scheme"] = upgrade_from_version_1(value["scheme"], details_only_if_relevant=details_only_if_relevant)
+        except TypeError as exc:
+            raise _Wrong(f"not a version-1 label scheme ({exc})", ("scheme",)) from None
+    elif name in ("judgments.jsonl", "adjudications.jsonl"):
+        for labelled in (value, *value["history"]):
+            columns = {column: labelled.pop(column) for column in _VERSION_1_LABELS}
+            labelled["labels"] = {column: label for column, label in columns.items() if label is not None and label != ""}
+    return value
 
 
 # --- Writing ----------------------------------------------------------------------------------------------
@@ -334,6 +387,7 @@ class ArchiveReader:
         except (zipfile.BadZipFile, OSError) as exc:
             raise FormatError(source, None, f"not a campaign archive (not a zip file: {exc})") from None
         self.manifest = self._read_manifest()
+        self.version: int = self.manifest["version"]
         self.listed = {member["name"]: member for member in self.manifest["members"]}
 
     def where(self, member: str) -> str:
@@ -357,8 +411,11 @@ class ArchiveReader:
         try:
             if type(manifest) is not dict or manifest.get("format") != FORMAT:
                 raise _Wrong(f"not a campaign archive (format is not {FORMAT!r})")
-            if manifest.get("version") != VERSION:
-                raise _Wrong(f"archive format version {shown(str(manifest.get('version')))}; this Touchstone reads version {VERSION}")
+            if manifest.get("version") not in READS or type(manifest.get("version")) is not int:
+                raise _Wrong(
+                    f"archive format version {shown(str(manifest.get('version')))}; this Touchstone reads versions "
+                    f"{', '.join(map(str, READS[:-1]))} and {READS[-1]}"
+                )
             manifest["members"] = list_of(member)(manifest.get("members"))
         except _Wrong as exc:
             raise FormatError(self.where(MANIFEST), None, str(exc)) from None
@@ -409,15 +466,23 @@ class ArchiveReader:
             raise FormatError(self.where(name), None, f"cannot be read ({exc})") from None
 
     def records(self, name: str) -> Iterator[tuple[int, dict]]:
-        """The member's records as (line, checked record): fields checked against SPECS[name], times parsed."""
-        check = record(SPECS[name])
+        """The member's records as (line, checked record): fields checked against SPECS[name] (SPECS_VERSION_1's in
+        a version-1 archive, then read as version 2 records), times parsed."""
+        old = self.version == 1
+        check = record((SPECS_VERSION_1 if old else SPECS)[name])
         source = self.where(name)
         line = 0
         with self._open(name) as stream:
             for batch in line_batches(stream, source=source, max_line_bytes=MAX_LINE_BYTES):
                 for raw in batch:
                     line += 1
-                    yield line, self._decoded(raw, check, source, line)
+                    value = self._decoded(raw, check, source, line)
+                    if old:
+                        try:
+                            value = _from_version_1(name, value)
+                        except _Wrong as exc:
+                            raise FormatError(source, line, str(exc)) from None
+                    yield line, value
 
     @staticmethod
     def _decoded(raw: str, check: Check, source: str, line: int) -> dict:

@@ -6,8 +6,8 @@ passes in one label dimension at a time as a plain mapping, item -> rater -> lab
     {("t1", "doc-7"): {"alice": 2, "bob": 1}, ("t1", "doc-9"): {"alice": 0}, ...}
 
 Item and rater keys may be any hashable values. A missing label is simply absent. Labels are ints for the
-ordinal dimensions (relevance and quality 0–2, plus Touché 2020's −2 for "spam / no argument") and strings for
-the nominal stance dimension.
+ordinal dimensions (a scheme's graded ones, such as Touché's relevance 0–2 with 2020's −2 for "spam / no
+argument") and strings or ints for the nominal ones (categories such as a stance, yes/no questions as 1/0).
 
 ``categories`` is the label scale, in order. Ordinal statistics (weighted kappa, ordinal alpha) use a label's
 position in this sequence, not its numeric value, so −2, 0, 1, 2 are four equally spaced steps. By default the
@@ -309,8 +309,8 @@ class DimensionAgreement:
 
 
 def agreement_report(ratings: Ratings[Item, Rater], *, ordinal: bool, categories: Sequence[Label]) -> DimensionAgreement:
-    """Compute every agreement figure for one dimension: relevance or quality (``ordinal=True``, int labels)
-    or stance (``ordinal=False``).
+    """Compute every agreement figure for one dimension: a graded one (``ordinal=True``, int labels) or a
+    category or question (``ordinal=False``).
 
     Only items with at least two raters count. Raters appear in the order of their first label in
     ``ratings``, and each pair of raters is listed once, in that order. For ordinal dimensions the pairs

@@ -1,4 +1,4 @@
-"""Order runs the way trec_eval does, score them with metrics.measures, and score stance labels.
+"""Order runs the way trec_eval does, score them with metrics.measures, and score a run's stance column.
 
 Pure Python with no Django import: the evaluation service reads rows from the database and passes them in as
 plain tuples and mappings.
@@ -29,6 +29,8 @@ from operator import itemgetter, neg
 from typing import Any, Literal, TypeVar
 
 import numpy as np
+
+from assessments.labels import CATEGORY, Dimension, LabelScheme
 
 from .measures import Measure, check_cutoff, judged_at_k, parse_measure
 
@@ -239,9 +241,17 @@ def evaluate_run(
     return evaluate_rankings(rankings, qrels, measure=measure, complete=complete, name=name)
 
 
+def stance_dimension(scheme: LabelScheme) -> Dimension | None:
+    """The category dimension whose values a Touché run's stance column holds (read at import, scored against the
+    judgments): the scheme's last category dimension, None when it has none. Touché's schemes ask the stance after
+    every other label (2023's causal task asks the direction and the evidence first), and a run file carries one
+    column, so one dimension answers to it; `evaluate_runs --kind` may name another category to score it against."""
+    return next((d for d in reversed(scheme.dimensions) if d.kind == CATEGORY), None)
+
+
 @dataclass(frozen=True)
 class StanceScores:
-    """Stance classification quality over ``n`` documents. Both scores are None when ``n`` is 0."""
+    """How well a run's stance column classifies ``n`` documents. Both scores are None when ``n`` is 0."""
 
     accuracy: float | None
     macro_f1: float | None
@@ -252,9 +262,9 @@ def stance_scores(
     predicted: Mapping[tuple[Topic, str], str | None],
     truth: Mapping[tuple[Topic, str], str | None],
 ) -> StanceScores:
-    """Compare a run's stance labels with the assessors' labels, keyed by (topic, doc id).
+    """Compare a run's stance column with the assessors' labels of one category dimension, keyed by (topic, doc id).
 
-    Only documents that have a stance label in ``truth`` (None: judged without a stance) and a stance
+    Only documents that have a label in ``truth`` (None: judged without one) and a stance
     prediction in ``predicted`` are scored. Callers pass None where the run did not classify a document:
     Touché runs write ``Q0`` in the stance column for this. Such a document is left out, not counted as wrong,
     so that a run without stance labels is not scored as a bad classifier. A run that predicted nothing gets

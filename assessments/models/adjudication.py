@@ -7,14 +7,12 @@ class Adjudication(models.Model):
 
     Only `assessments.services.adjudication` writes it, and every write appends an AdjudicationEvent. The labels
     are checked against the campaign's scheme by the same trigger as judgments', and the history is append-only
-    (migration 0012).
+    (migrations 0012 and 0020).
     """
 
     topic = models.ForeignKey("assessments.Topic", on_delete=models.PROTECT, related_name="adjudications")
     document = models.ForeignKey("assessments.Document", on_delete=models.PROTECT, related_name="adjudications")
-    relevance = models.SmallIntegerField()
-    quality = models.SmallIntegerField(null=True, blank=True)
-    stance = models.CharField(max_length=16, blank=True)
+    labels = models.JSONField(default=dict, blank=True)  # keyed by the scheme's dimensions, as Judgment.labels
     reason = models.TextField()
     adjudicator = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="+")
     revision = models.PositiveIntegerField(default=1)
@@ -37,9 +35,7 @@ class AdjudicationEvent(models.Model):
     adjudication = models.ForeignKey(Adjudication, on_delete=models.PROTECT, related_name="events")
     adjudicator = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="+")
     revision = models.PositiveIntegerField()
-    relevance = models.SmallIntegerField()
-    quality = models.SmallIntegerField(null=True, blank=True)
-    stance = models.CharField(max_length=16, blank=True)
+    labels = models.JSONField(default=dict, blank=True)  # keyed by the scheme's dimensions, as Judgment.labels
     reason = models.TextField()
     at = models.DateTimeField(auto_now_add=True)
 

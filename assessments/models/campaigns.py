@@ -20,14 +20,13 @@ class Campaign(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
     preset = models.CharField(max_length=32, choices=PRESET_CHOICES)
-    # The resolved scheme (LabelScheme.to_json); the judgment trigger checks labels against it.
+    # The resolved scheme (LabelScheme.to_json): its dimensions, and the conditions that say when each is asked. The
+    # judgment trigger checks labels against it.
     scheme = models.JSONField()
     guidelines = models.TextField(blank=True)
     phase = models.CharField(max_length=16, choices=Phase.choices, default=Phase.SETUP)
     training_round = models.PositiveSmallIntegerField(default=1)
     collection = models.ForeignKey("assessments.Collection", on_delete=models.PROTECT, related_name="campaigns")
-    # Touché asks quality and stance only of documents judged relevant.
-    ask_details_only_if_relevant = models.BooleanField(default=True)
     propagate_to_duplicates = models.BooleanField(default=True)
     # The validators bound what the settings form and API accept (services.campaigns.update_settings checks them too).
     seconds_per_judgment = models.PositiveIntegerField(default=30, validators=[MinValueValidator(1)])

@@ -6,10 +6,12 @@ from .campaigns import Phase
 class Judgment(models.Model):
     """An assessor's current labels for one document of one topic.
 
-    Only `assessments.services.judging` writes it, and every write appends a JudgmentEvent, so no
-    label is ever lost. The database checks the labels against the campaign's scheme (trigger in
-    migration 0002), refuses deletes, and refuses a commit that changed labels without a history row
-    for the new revision (migration 0008), so neither a bad value nor a silent rewrite gets in by any path.
+    `labels` maps each dimension of the campaign's scheme that has a value to that value (`assessments.labels`);
+    a dimension without a value is absent, so a judgment may hold only a flag and a note. Only
+    `assessments.services.judging` writes it, and every write appends a JudgmentEvent, so no label is ever lost.
+    The database checks the labels against the campaign's scheme, refuses deletes, and refuses a commit that
+    changed labels without a history row for the new revision (migrations 0008 and 0020), so neither a bad value
+    nor a silent rewrite gets in by any path.
     """
 
     class Source(models.TextChoices):
@@ -23,9 +25,7 @@ class Judgment(models.Model):
     document = models.ForeignKey("assessments.Document", on_delete=models.PROTECT, related_name="judgments")
     assessor = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="judgments")
     phase = models.CharField(max_length=16, choices=Phase.choices)
-    relevance = models.SmallIntegerField()
-    quality = models.SmallIntegerField(null=True, blank=True)
-    stance = models.CharField(max_length=16, blank=True)
+    labels = models.JSONField(default=dict, blank=True)
     note = models.TextField(blank=True)
     flagged = models.BooleanField(default=False)  # "unsure / needs discussion"
     time_spent_ms = models.PositiveIntegerField(default=0)  # active time, summed over visits
@@ -54,9 +54,7 @@ class JudgmentEvent(models.Model):
     judgment = models.ForeignKey(Judgment, on_delete=models.PROTECT, related_name="events")
     assessor = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="+")
     revision = models.PositiveIntegerField()
-    relevance = models.SmallIntegerField()
-    quality = models.SmallIntegerField(null=True, blank=True)
-    stance = models.CharField(max_length=16, blank=True)
+    labels = models.JSONField(default=dict, blank=True)  # the judgment's labels as of this revision
     note = models.TextField(blank=True)
     flagged = models.BooleanField(default=False)
     time_spent_ms = models.PositiveIntegerField(default=0)

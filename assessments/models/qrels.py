@@ -11,7 +11,7 @@ class QrelsSnapshot(models.Model):
 
     campaign = models.ForeignKey("assessments.Campaign", on_delete=models.CASCADE, related_name="qrels_snapshots")
     number = models.PositiveIntegerField()
-    kind = models.CharField(max_length=16)  # relevance | quality | stance
+    kind = models.CharField(max_length=16)  # the dimension of the campaign's scheme it holds (labels.Dimension.name)
     phase = models.CharField(max_length=16)  # main | training | all
     rule = models.CharField(max_length=64)  # how several assessors' labels were aggregated
     line_count = models.PositiveIntegerField(default=0)

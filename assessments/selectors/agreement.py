@@ -8,11 +8,13 @@ one label dimension at a time (the admin's other monitoring figures are selector
 * An item is a (topic, document) pair, and only items judged by two or more assessors are read for agreement.
   Imported judgments count, since they are somebody's labels. Copies made for duplicates' twins
   (source "duplicate") do not, since they repeat a label the same assessor gave on another document.
-* Quality and stance are missing where they were not asked (Touché asks them only of relevant documents).
-  Krippendorff's alpha allows for that, and the kappas use the documents both assessors labelled.
+* A dimension is measured as the scheme says: graded dimensions are ordinal (weighted kappa, ordinal alpha),
+  categories and questions nominal. A label is missing where its dimension was not asked (Touché asks quality
+  and stance only of relevant documents), unless the dimension's `otherwise` stands for it, as in the qrels.
+  Krippendorff's alpha allows for missing labels, and the kappas use the documents both assessors labelled.
 
 Assessors are flagged by agreement.flag_raters: a mean pairwise Cohen's kappa below
-Campaign.agreement_threshold, linearly weighted for the ordinal dimensions. Training was a "kappa test" in
+Campaign.agreement_threshold, linearly weighted for the graded (ordinal) dimensions. Training was a "kappa test" in
 Touché, and the admin can trace the mean back to the pairwise kappas on the same page.
 """
 
@@ -26,11 +28,12 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import nh3
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, F, Q, Window
-from django.db.models.functions import Substr
+from django.db.models import Count, F, Func, IntegerField, Q, Window
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast, Substr
 
 from accounts.models import User
-from assessments.labels import DIMENSIONS
+from assessments.labels import LabelScheme
 from assessments.metrics.agreement import (
     DimensionAgreement,
     Label,
@@ -49,8 +52,7 @@ if TYPE_CHECKING:  # django-stubs-ext is a checking tool, not installed in produ
     from django_stubs_ext import WithAnnotations
 
 PHASES = (Phase.TRAINING, Phase.MAIN, "all")
-ORDINAL = {"relevance": True, "quality": True, "stance": False}
-FLAG_RULE = "mean pairwise Cohen's kappa (linearly weighted for relevance and quality) below the threshold"
+FLAG_RULE = "mean pairwise Cohen's kappa (linearly weighted for graded dimensions) below the threshold"
 
 
 class AgreementError(ValueError):
@@ -146,6 +148,7 @@ class TopicFigures:
 @dataclass(frozen=True)
 class DimensionFigures:
     name: str
+    title: str  # the scheme's title of the dimension, for headings
     report: DimensionAgreement
     assessors: list[RaterAgreement]  # each assessor's mean pairwise kappa
     flagged: list[RaterAgreement]
@@ -226,9 +229,19 @@ class Agreement:
 class _Shared:
     """The scope's judgments on items that two or more assessors judged, and the names behind their ids."""
 
-    rows: list[tuple]  # (topic id, document id, assessor id, relevance, quality, stance), in that order
+    rows: list[tuple]  # (topic id, document id, assessor id, then each dimension's value or None), label_columns
     topics: dict[int, str]  # topic id -> number, in campaign order
     assessors: dict[int, str]  # assessor id -> username
+
+
+def label_columns(scheme: LabelScheme) -> list[Func]:
+    """One expression per dimension of the scheme, in its order: a judgment's value there, None where it has none,
+    an int for graded and yes/no dimensions. Read as columns rather than as the labels object: decoding 100,000
+    JSON objects took three times as long as the rest of the read (bench/agreement_db.py)."""
+    return [
+        KeyTextTransform(d.name, "labels") if d.value_type is str else Cast(KeyTextTransform(d.name, "labels"), IntegerField())
+        for d in scheme.dimensions
+    ]
 
 
 def _shared(campaign: Campaign, scope: Scope) -> _Shared:
@@ -242,7 +255,7 @@ def _shared(campaign: Campaign, scope: Scope) -> _Shared:
     )
     rows = list(
         shared.order_by("topic_id", "document_id", "assessor_id").values_list(
-            "topic_id", "document_id", "assessor_id", "relevance", "quality", "stance"
+            "topic_id", "document_id", "assessor_id", *label_columns(campaign.label_scheme)
         )
     )
     topics = dict(Topic.objects.filter(campaign=campaign).order_by("position", "number").values_list("pk", "number"))
@@ -251,26 +264,34 @@ def _shared(campaign: Campaign, scope: Scope) -> _Shared:
 
 
 def dimensions_of(campaign: Campaign) -> list[str]:
-    """The label dimensions the campaign's scheme asks, in DIMENSIONS order."""
-    scheme = campaign.label_scheme
-    return [name for name in DIMENSIONS if scheme.values(name)]
+    """The label dimensions of the campaign's scheme, in its order."""
+    return list(campaign.label_scheme.names)
 
 
-def _ratings(shared: _Shared, dimensions: Sequence[str]) -> dict[str, dict[tuple, dict[str, Label]]]:
-    """dimension -> (topic id, document id) -> assessor -> label; a label that was not asked is absent."""
+def _ratings(shared: _Shared, scheme: LabelScheme) -> dict[str, dict[tuple, dict[str, Label]]]:
+    """dimension -> (topic id, document id) -> assessor -> label, in the scheme's order. A label that was not given
+    is absent, except where the dimension's `otherwise` stands for it (scheme.value_for_files): assessors who both
+    found a causal document's direction wrong agree that it is not relevant, as the qrels say."""
     names = shared.assessors
-    relevance: dict[tuple, dict[str, Label]] = {}
-    quality: dict[tuple, dict[str, Label]] = {}
-    stance: dict[tuple, dict[str, Label]] = {}
-    for topic_id, document_id, assessor_id, rel, qual, stan in shared.rows:
+    every: dict[str, dict[tuple, dict[str, Label]]] = {name: {} for name in scheme.names}
+    columns = list(every.values())
+    filled = [d.name for d in scheme.dimensions if d.otherwise is not None]
+    for topic_id, document_id, assessor_id, *values in shared.rows:
         item, who = (topic_id, document_id), names[assessor_id]
-        relevance.setdefault(item, {})[who] = rel
-        if qual is not None:
-            quality.setdefault(item, {})[who] = qual
-        if stan:
-            stance.setdefault(item, {})[who] = stan
-    every = {"relevance": relevance, "quality": quality, "stance": stance}
-    return {name: every[name] for name in dimensions}
+        for ratings, value in zip(columns, values):
+            if value is not None:
+                ratings.setdefault(item, {})[who] = value
+        if filled:
+            labels = _labels(scheme, values)
+            for name in filled:
+                if name not in labels and (value := scheme.value_for_files(name, labels)) is not None:
+                    every[name].setdefault(item, {})[who] = value
+    return every
+
+
+def _labels(scheme: LabelScheme, values: Sequence[Label | None]) -> dict[str, Label]:
+    """A row's values (label_columns) as labels: dimension -> value, without the dimensions it has none of."""
+    return {name: value for name, value in zip(scheme.names, values) if value is not None}
 
 
 def _topic_figures(
@@ -308,15 +329,18 @@ def _topic_figures(
     return figures
 
 
-def _agreement(campaign: Campaign, scope: Scope, shared: _Shared) -> Agreement:
-    dimensions = dimensions_of(campaign)
+def _agreement(campaign: Campaign, scope: Scope, shared: _Shared, kind: str | None) -> Agreement:
     scheme = campaign.label_scheme
     figures = {}
-    for name, items in _ratings(shared, dimensions).items():
-        ordinal, categories = ORDINAL[name], scheme.values(name)
+    for name, items in _ratings(shared, scheme).items():
+        if kind is not None and name != kind:
+            continue
+        dimension = scheme.dimension(name)
+        ordinal, categories = dimension.ordinal, scheme.values(name)
         report = agreement_report(items, ordinal=ordinal, categories=categories)
         figures[name] = DimensionFigures(
             name=name,
+            title=dimension.title,
             report=report,
             assessors=rater_agreement(report),
             flagged=flag_raters(report, threshold=campaign.agreement_threshold),
@@ -325,9 +349,12 @@ def _agreement(campaign: Campaign, scope: Scope, shared: _Shared) -> Agreement:
     return Agreement(campaign=campaign.slug, scope=scope, threshold=campaign.agreement_threshold, dimensions=figures)
 
 
-def compute_agreement(*, campaign: Campaign, scope: Scope) -> Agreement:
-    """Every agreement figure for the scope's judgments, overall and per topic, for every dimension of the scheme."""
-    return _agreement(campaign, scope, _shared(campaign, scope))
+def compute_agreement(*, campaign: Campaign, scope: Scope, kind: str | None = None) -> Agreement:
+    """Every agreement figure for the scope's judgments, overall and per topic, for every dimension of the scheme,
+    or for the one named `kind` (SchemeError, a ValueError, for a name the scheme does not have)."""
+    if kind is not None:
+        campaign.label_scheme.dimension(kind)
+    return _agreement(campaign, scope, _shared(campaign, scope), kind)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -341,7 +368,7 @@ class DisagreementRow:
     doc_id: str
     title: str
     snippet: str
-    labels: list[dict[str, Label | None] | None]  # per assessor (Disagreements.assessors order); None = not judged
+    labels: list[dict[str, Label] | None]  # per assessor (Disagreements.assessors order): their labels; None = not judged
     spread: dict[str, float]  # per dimension, 0 (all agree) to 1 (as far apart as the scale allows)
 
     @property
@@ -357,7 +384,6 @@ class Disagreements:
     count: int
 
 
-DISAGREEMENT_ORDERS = ("total", *DIMENSIONS)
 SNIPPET_CHARS = 280
 
 
@@ -366,29 +392,30 @@ def list_disagreements(
 ) -> Disagreements:
     """The documents on which the scope's assessors differ, furthest apart first.
 
-    How far apart is metrics.agreement.disagreement, normalised per dimension to 0–1, so relevance 0 vs 2 is 1.0
-    and 1 vs 2 is 0.5. ``order`` sorts by one dimension or by the sum over all of them ("total"). Ties keep
+    How far apart is metrics.agreement.disagreement, normalised per dimension of the scheme to 0–1, so on a graded
+    0–2 scale 0 vs 2 is 1.0 and 1 vs 2 is 0.5, and two different categories are 1.0. ``order`` sorts by one
+    dimension (its name) or by the sum over all of them ("total"). Ties keep
     topic and document order. Documents are read for the requested page only, with the first few hundred
     characters of the body for the snippet.
     """
     dimensions = dimensions_of(campaign)
-    if order not in DISAGREEMENT_ORDERS or (order != "total" and order not in dimensions):
+    if order != "total" and order not in dimensions:
         raise AgreementError(f"cannot sort by {order!r}: expected total or one of {', '.join(dimensions)}")
     shared = _shared(campaign, scope)
     scheme = campaign.label_scheme
-    ratings = _ratings(shared, dimensions)
+    ratings = _ratings(shared, scheme)
+    scales = [(name, scheme.dimension(name).ordinal, scheme.values(name)) for name in dimensions]
     assessors = sorted(shared.assessors.values())
     column = {assessor_id: assessors.index(name) for assessor_id, name in shared.assessors.items()}
     items: dict[tuple, list] = {}
-    for topic_id, document_id, assessor_id, relevance, quality, stance in shared.rows:
-        labels = items.setdefault((topic_id, document_id), [None] * len(assessors))
-        labels[column[assessor_id]] = {"relevance": relevance, "quality": quality, "stance": stance}
+    for topic_id, document_id, assessor_id, *values in shared.rows:
+        items.setdefault((topic_id, document_id), [None] * len(assessors))[column[assessor_id]] = values
     rank = {topic_id: i for i, topic_id in enumerate(shared.topics)}
     found = []
     for key in sorted(items, key=lambda k: (rank[k[0]], k[1])):
         spread = {
-            name: disagreement(ratings[name].get(key, {}), ordinal=ORDINAL[name], categories=scheme.values(name))
-            for name in dimensions
+            name: disagreement(ratings[name].get(key, {}), ordinal=ordinal, categories=categories)
+            for name, ordinal, categories in scales
         }
         if any(spread.values()):
             found.append((shared.topics[key[0]], key[1], items[key], spread))
@@ -405,9 +432,10 @@ def list_disagreements(
     current.object_list = [
         DisagreementRow(
             topic=number, document_id=document_id, doc_id=documents[document_id].doc_id,
-            title=documents[document_id].title, snippet=_snippet(documents[document_id]), labels=labels, spread=spread,
+            title=documents[document_id].title, snippet=_snippet(documents[document_id]), spread=spread,
+            labels=[None if values is None else _labels(scheme, values) for values in by_assessor],
         )
-        for number, document_id, labels, spread in current.object_list
+        for number, document_id, by_assessor, spread in current.object_list
     ]
     return Disagreements(assessors=assessors, dimensions=dimensions, page=current, count=len(found))
 

@@ -13,9 +13,9 @@ from datetime import datetime, timedelta
 from django.db.models import Count, Q, Sum
 from django.db.models.functions import TruncHour
 
-from assessments.labels import DIMENSIONS, LabelValue
+from assessments.labels import LabelValue
 from assessments.models import Assignment, Campaign, Judgment, JudgmentEvent, Phase, Topic
-from assessments.selectors.agreement import Agreement, Scope, compute_agreement, dimensions_of, training_rounds
+from assessments.selectors.agreement import Agreement, Scope, compute_agreement, label_columns, training_rounds
 from assessments.services.assignments import workload_count
 
 # What makes an assessor stand out on the dashboard. Judging a document in under 3 seconds (the first time
@@ -97,8 +97,8 @@ def _label_mix(campaign: Campaign, counts: dict[str, dict[str, Counter]]) -> dic
     """Each assessor's share of every label, beside everyone's, and how far it is from everyone else's."""
     scheme = campaign.label_scheme
     result = {}
-    for name in dimensions_of(campaign):
-        values = getattr(scheme, name)
+    for dimension in scheme.dimensions:
+        name, values = dimension.name, dimension.values
         per_assessor = counts[name]
         everyone = sum(per_assessor.values(), Counter())
         rows = [LabelMix("", sum(everyone.values()), _shares(everyone, values))]
@@ -121,25 +121,27 @@ def _label_mix(campaign: Campaign, counts: dict[str, dict[str, Counter]]) -> dic
 def _tallies(campaign: Campaign, scope: Scope) -> tuple[dict[str, list[LabelMix]], list[Timing], dict[tuple, int]]:
     """Label counts and time buckets per assessor, and judged counts per assessor and topic, in two GROUP BYs.
 
-    Two passes over the judgments, not one: grouping by assessor, topic and all three labels at once makes
-    tens of thousands of groups at 100,000 judgments and takes twice as long (bench/agreement_db.py).
+    Two passes over the judgments, not one: grouping by assessor, topic and all the labels at once makes
+    tens of thousands of groups at 100,000 judgments and takes twice as long (bench/agreement_db.py). The first
+    groups by every dimension's value (selectors.agreement.label_columns); a label that was not given is not counted.
     """
+    scheme = campaign.label_scheme
     timed = Q(time_spent_ms__gt=0, source__in=[Judgment.Source.WEB, Judgment.Source.API])
     under = {f"under_{s}": Count("pk", filter=timed & Q(time_spent_ms__lt=s * 1000)) for s in TIME_EDGES_S}
     rows = (
         Judgment.objects.filter(scope.judgments(campaign))
-        .values_list("assessor__username", "relevance", "quality", "stance")
+        .values_list("assessor__username", *label_columns(scheme))
         .annotate(n=Count("pk"), timed=Count("pk", filter=timed), time_ms=Sum("time_spent_ms", filter=timed), **under)
         .order_by()
     )
-    counts: dict[str, dict[str, Counter]] = {name: defaultdict(Counter) for name in DIMENSIONS}
+    counts: dict[str, dict[str, Counter]] = {name: defaultdict(Counter) for name in scheme.names}
+    per_dimension = list(counts.values())
     times: dict[str, list[int]] = defaultdict(lambda: [0] * (2 + len(TIME_EDGES_S)))
-    for assessor, relevance, quality, stance, n, n_timed, time_ms, *below in rows:
-        counts["relevance"][assessor][relevance] += n
-        if quality is not None:
-            counts["quality"][assessor][quality] += n
-        if stance:
-            counts["stance"][assessor][stance] += n
+    for assessor, *row in rows:
+        values, (n, n_timed, time_ms, *below) = row[: len(per_dimension)], row[len(per_dimension):]
+        for by_assessor, value in zip(per_dimension, values):
+            if value is not None:
+                by_assessor[assessor][value] += n
         tally = times[assessor]
         tally[0] += n_timed
         tally[1] += time_ms or 0

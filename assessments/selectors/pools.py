@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from django.db import connection
 
 from assessments.models import Campaign, Document, Judgment, PoolEntry, PoolSource, Run, Topic
+from assessments.selectors.queues import complete_sql
 
 _POOLENTRY = PoolEntry._meta.db_table
 _POOLSOURCE = PoolSource._meta.db_table
@@ -66,20 +67,21 @@ def pool_statistics(*, campaign: Campaign, missing_limit: int = 200) -> PoolStat
     left out when the campaign propagates labels to duplicates, since the assessor never opens them.
     """
     propagate = campaign.propagate_to_duplicates
+    # Judged: someone's judgment of it is complete by the scheme (a flag or a note alone leaves it to judge).
+    judged = f"""SELECT 1 FROM {_JUDGMENT} j WHERE j.topic_id = e.topic_id AND j.document_id = e.document_id
+                   AND {complete_sql("j.labels", "c.scheme", connection.vendor)}"""
     with connection.cursor() as cursor:
         cursor.execute(
             f"""SELECT t.number, t.title, t.is_training, COUNT(e.id),
-                  COUNT(e.id) FILTER (WHERE EXISTS (
-                      SELECT 1 FROM {_JUDGMENT} j WHERE j.topic_id = e.topic_id AND j.document_id = e.document_id)),
+                  COUNT(e.id) FILTER (WHERE EXISTS ({judged})),
                   COUNT(e.id) FILTER (WHERE NOT d.has_text),
                   COUNT(e.id) FILTER (WHERE e.duplicate_of_id IS NOT NULL),
                   COUNT(e.id) FILTER (WHERE NOT EXISTS (SELECT 1 FROM {_POOLSOURCE} s WHERE s.entry_id = e.id)),
-                  COUNT(e.id) FILTER (WHERE NOT EXISTS (
-                      SELECT 1 FROM {_JUDGMENT} j WHERE j.topic_id = e.topic_id AND j.document_id = e.document_id)
-                      AND (e.duplicate_of_id IS NULL OR NOT %s))
-                FROM {_TOPIC} t LEFT JOIN {_POOLENTRY} e ON e.topic_id = t.id
+                  COUNT(e.id) FILTER (WHERE NOT EXISTS ({judged}) AND (e.duplicate_of_id IS NULL OR NOT %s))
+                FROM {_TOPIC} t JOIN {Campaign._meta.db_table} c ON c.id = t.campaign_id
+                LEFT JOIN {_POOLENTRY} e ON e.topic_id = t.id
                 LEFT JOIN {_DOCUMENT} d ON d.id = e.document_id
-                WHERE t.campaign_id = %s GROUP BY t.id ORDER BY t.position, t.number""",
+                WHERE t.campaign_id = %s GROUP BY t.id, c.id ORDER BY t.position, t.number""",
             [propagate, campaign.pk],
         )
         topic_rows = cursor.fetchall()

@@ -1,16 +1,34 @@
 """An assessor's work: their assignments with progress, and their queue of documents seen from one position.
 
 Only the assessor's own labels are ever read here, so training never shows another assessor's labels.
+
+A document counts as judged when the assessor's judgment of it is complete by the campaign's scheme
+(`LabelScheme.complete`: every required dimension that its condition asks has a value), so a flag and a note alone
+leave it unjudged. Counted in SQL (`_COMPLETE`), from the scheme's JSON, so progress costs no query per document
+and My work (many campaigns in one query) counts as the judge page does.
 """
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 
 from django.db import connection
-from django.db.models import Case, Exists, F, Func, IntegerField, OuterRef, QuerySet, Subquery, Value, When
+from django.db.models import (
+    BooleanField,
+    Case,
+    Exists,
+    F,
+    Func,
+    IntegerField,
+    OuterRef,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce
 
 from accounts.models import User
-from assessments.models import Assignment, AssignmentItem, Document, Judgment, PoolEntry, Reply
+from assessments.models import Assignment, AssignmentItem, Campaign, Document, Judgment, PoolEntry, Reply, Topic
 from touchstone.model_rows import ModelColumns
 
 
@@ -29,15 +47,63 @@ def _count(queryset: QuerySet) -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
+# `LabelScheme.complete` in SQL over the labels (LABELS) and the scheme's JSON (SCHEME): no required dimension that
+# is asked (no condition, or its condition holds) lacks a value. The database's triggers keep every stored value of
+# the scheme's type, so a graded value compares as a number and a condition's `in` values as JSON.
+_COMPLETE = {
+    "postgresql": """NOT EXISTS (
+        SELECT 1 FROM jsonb_array_elements((SCHEME)::jsonb -> 'dimensions') AS d(x)
+         WHERE coalesce((d.x ->> 'required')::boolean, false) AND NOT LABELS ? (d.x ->> 'name')
+           AND (d.x -> 'condition' IS NULL OR CASE WHEN d.x -> 'condition' ? 'min'
+                THEN jsonb_typeof(LABELS -> (d.x #>> '{condition,dimension}')) = 'number'
+                     AND (LABELS ->> (d.x #>> '{condition,dimension}'))::numeric >= (d.x #>> '{condition,min}')::numeric
+                ELSE coalesce(d.x #> '{condition,in}' @> jsonb_build_array(LABELS -> (d.x #>> '{condition,dimension}')), false)
+                END))""",
+    "sqlite": """NOT EXISTS (
+        SELECT 1 FROM json_each(SCHEME, '$.dimensions') AS d
+         WHERE coalesce(json_extract(d.value, '$.required'), 0)
+           AND json_type(LABELS, '$.' || json_extract(d.value, '$.name')) IS NULL
+           AND (json_type(d.value, '$.condition') IS NULL OR CASE WHEN json_type(d.value, '$.condition.min') IS NOT NULL
+                THEN json_type(LABELS, '$.' || json_extract(d.value, '$.condition.dimension')) = 'integer'
+                     AND json_extract(LABELS, '$.' || json_extract(d.value, '$.condition.dimension')) >= json_extract(d.value, '$.condition.min')
+                ELSE EXISTS (SELECT 1 FROM json_each(d.value, '$.condition.in') AS v
+                              WHERE v.type = json_type(LABELS, '$.' || json_extract(d.value, '$.condition.dimension'))
+                                AND v.value = json_extract(LABELS, '$.' || json_extract(d.value, '$.condition.dimension')))
+                END))""",
+}
+
+
+def complete_sql(labels: str, scheme: str, vendor: str) -> str:
+    """`_COMPLETE` for the database `vendor`, over the SQL expressions `labels` and `scheme` (each a column or a
+    placeholder)."""
+    return _COMPLETE[vendor].replace("SCHEME", scheme).replace("LABELS", labels)
+
+
+class _Complete(Func):
+    """`complete_sql` for the ORM: _Complete(F("labels"), F("topic__campaign__scheme"))."""
+
+    output_field = BooleanField()
+    arity = 2
+
+    def as_sql(self, compiler, connection, **extra):
+        (labels, labels_params), (scheme, scheme_params) = (compiler.compile(e) for e in self.source_expressions)
+        if labels_params or scheme_params:
+            raise ValueError("_Complete takes columns")  # each appears several times in the SQL
+        return complete_sql(labels, scheme, connection.vendor), ()
+
+
 def work_for_assessor(user: User) -> QuerySet[Assignment]:
     """The assessor's active assignments, training first, each with `pool_size` and `judged`.
 
     `pool_size` counts the entries the assignment covers (the whole pool, or the overlap slice)
-    and `judged` those of them the assessor has labelled, in one query however many topics.
+    and `judged` those of them the assessor has judged completely (by each campaign's scheme), in one query however
+    many topics.
     """
     whole = PoolEntry.objects.filter(topic=OuterRef("topic"))
     sliced = whole.filter(pk__in=AssignmentItem.objects.filter(assignment=OuterRef(OuterRef("pk"))).values("entry_id"))
-    mine = Exists(Judgment.objects.filter(assessor=user, topic=OuterRef("topic"), document=OuterRef("document")))
+    mine = Exists(Judgment.objects.filter(
+        _Complete(F("labels"), F("topic__campaign__scheme")), assessor=user, topic=OuterRef("topic"), document=OuterRef("document"),
+    ))
     overlap = When(scope=Assignment.Scope.OVERLAP, then=_count(sliced))
     overlap_judged = When(scope=Assignment.Scope.OVERLAP, then=_count(sliced.filter(mine)))
     return active_assignments(user).annotate(
@@ -52,17 +118,12 @@ class QueueEntry:
 
     entry_id: int
     document_id: int
-    relevance: int | None = None
-    quality: int | None = None
-    stance: str = ""
+    judged: bool = False  # the judgment is complete by the campaign's scheme
+    labels: dict = field(default_factory=dict)  # dimension name → value
     note: str = ""
     flagged: bool = False
     time_spent_ms: int = 0
     source: str = ""
-
-    @property
-    def judged(self) -> bool:
-        return self.relevance is not None
 
 
 def assignment_queue(assignment: Assignment) -> list[QueueEntry]:
@@ -78,13 +139,16 @@ def assignment_queue(assignment: Assignment) -> list[QueueEntry]:
     own = {
         row[0]: row[1:]
         for row in Judgment.objects.filter(assessor_id=assignment.assessor_id, topic_id=assignment.topic_id).values_list(
-            "document_id", "relevance", "quality", "stance", "note", "flagged", "time_spent_ms", "source"
+            "document_id", "labels", "note", "flagged", "time_spent_ms", "source"
         )
     }
+    scheme = assignment.topic.campaign.label_scheme
     queue = []
     for entry_id, document_id in entries.order_by("order", "pk").values_list("pk", "document_id"):
-        labels = own.get(document_id)
-        queue.append(QueueEntry(entry_id, document_id, *labels) if labels else QueueEntry(entry_id, document_id))
+        stored = own.get(document_id)
+        queue.append(
+            QueueEntry(entry_id, document_id, scheme.complete(stored[0]), *stored) if stored else QueueEntry(entry_id, document_id)
+        )
     return queue
 
 
@@ -102,7 +166,7 @@ class QueuePosition:
     following_unjudged: int | None  # the first unjudged position after this one
     preceding_unjudged: int | None  # the last unjudged position before this one
     first_unjudged: int | None
-    labels: dict | None  # the assessor's own current labels here (Judgment fields), None if not judged
+    labels: dict | None  # the assessor's own current judgment here (Judgment fields), None if they have none
     has_replies: bool  # organisers replied to that judgment (the judge page then reads the replies)
     document: Document | None = None  # read with it when asked for (queue_position's with_document)
 
@@ -118,11 +182,11 @@ def _queue_sql(assignment: Assignment, *, with_times: bool = False) -> tuple[str
     """The assignment's queue as SQL rows (id, document_id, pos, judged[, judged_at]).
 
     Positions follow the presentation order (pool `order`, then id), 1-based; `judged` looks at
-    the assignment's own assessor only (training never shows another assessor's labels). The
+    the assignment's own assessor only (training never shows another assessor's labels), and at whether
+    their judgment is complete by the campaign's scheme (the module's docstring). The
     pool is read through its (topic, order) index and the judgments through the unique
     (assessor, topic, document) index, so the cost is a scan of one topic's pool in PostgreSQL,
-    with no per-row work in Python. Without `with_times` the judgments are read from the index
-    alone.
+    with no per-row work in Python.
     """
     entry, judgment, item = PoolEntry._meta.db_table, Judgment._meta.db_table, AssignmentItem._meta.db_table
     params = {"topic": assignment.topic_id, "assessor": assignment.assessor_id, "assignment": assignment.pk}
@@ -131,9 +195,13 @@ def _queue_sql(assignment: Assignment, *, with_times: bool = False) -> tuple[str
         if assignment.scope == Assignment.Scope.OVERLAP
         else ""
     )
+    # The campaign's scheme, read once per query (an uncorrelated subquery).
+    scheme = f"""(SELECT c.scheme FROM {Topic._meta.db_table} t JOIN {Campaign._meta.db_table} c ON c.id = t.campaign_id
+                   WHERE t.id = %(topic)s)"""
+    complete = complete_sql("j.labels", scheme, connection.vendor)
     sql = f"""
         SELECT e.id, e.document_id, row_number() OVER (ORDER BY e."order", e.id) AS pos,
-               j.document_id IS NOT NULL AS judged{", j.updated_at AS judged_at" if with_times else ""}
+               (j.document_id IS NOT NULL AND {complete}) AS judged{", j.updated_at AS judged_at" if with_times else ""}
           FROM {entry} e
           LEFT JOIN {judgment} j
             ON j.assessor_id = %(assessor)s AND j.topic_id = e.topic_id AND j.document_id = e.document_id
@@ -172,14 +240,17 @@ def queue_position(assignment: Assignment, position: int, *, with_document: bool
     if row is None:
         return None
     entry_id, document_id, pos, total, judged, is_judged, following, preceding, first, has_replies = row[:10]
-    labels = dict(zip(_OWN_LABELS, row[10:10 + len(_OWN_LABELS)], strict=True)) if is_judged else None
+    own = dict(zip(_OWN_LABELS, row[10:10 + len(_OWN_LABELS)], strict=True))
+    labels = own if own["revision"] is not None else None
+    if labels is not None and isinstance(labels["labels"], str):  # the driver hands JSON over as text
+        labels["labels"] = json.loads(labels["labels"])
     return QueuePosition(
         entry_id, document_id, pos, total, judged, is_judged, following, preceding, first, labels, bool(has_replies),
         _DOCUMENT.instance(row, 10 + len(_OWN_LABELS)) if with_document else None,
     )
 
 
-_OWN_LABELS = ("relevance", "quality", "stance", "note", "flagged", "time_spent_ms", "source", "revision")
+_OWN_LABELS = ("labels", "note", "flagged", "time_spent_ms", "source", "revision")
 # What the judge page shows of a document; its metadata and text hash stay in the database (deferred).
 _DOCUMENT = ModelColumns(Document, "d", ["id", "collection_id", "doc_id", "title", "body", "is_html", "url", "has_text"])
 

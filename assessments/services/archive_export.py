@@ -50,8 +50,7 @@ from assessments.services import audit
 from assessments.services.jobs import NoProgress, Progress
 
 ROWS_PER_FETCH = 2000
-_LABELS = ("relevance", "quality", "stance")
-_JUDGMENT_LABELS = (*_LABELS, "note", "flagged", "time_spent_ms", "source")
+_JUDGMENT_LABELS = ("labels", "note", "flagged", "time_spent_ms", "source")
 
 
 @dataclass(frozen=True)
@@ -209,12 +208,12 @@ def _members(campaign: Campaign) -> dict[str, Iterable[dict]]:
         "adjudications.jsonl": _nested(
             _rows(
                 Adjudication.objects.filter(topic__campaign=c).order_by("pk"),
-                *_LABELS, "reason", "revision", "created_at", "updated_at",
+                "labels", "reason", "revision", "created_at", "updated_at",
                 _id="pk", topic="topic__number", doc="document__doc_id", adjudicator="adjudicator__username",
             ),
             history=_rows(
                 AdjudicationEvent.objects.filter(adjudication__topic__campaign=c).order_by("adjudication_id", "revision"),
-                "revision", *_LABELS, "reason", "at", _parent="adjudication_id", adjudicator="adjudicator__username",
+                "revision", "labels", "reason", "at", _parent="adjudication_id", adjudicator="adjudicator__username",
             ),
         ),
         "snapshots.jsonl": (
@@ -234,9 +233,8 @@ def _members(campaign: Campaign) -> dict[str, Iterable[dict]]:
 
 def _campaign(campaign: Campaign) -> dict:
     fields = (
-        "slug", "name", "preset", "scheme", "guidelines", "phase", "training_round", "ask_details_only_if_relevant",
-        "propagate_to_duplicates", "seconds_per_judgment", "agreement_threshold", "overlap_share", "created_at",
-        "archived_at",
+        "slug", "name", "preset", "scheme", "guidelines", "phase", "training_round", "propagate_to_duplicates",
+        "seconds_per_judgment", "agreement_threshold", "overlap_share", "created_at", "archived_at",
     )
     collection = campaign.collection
     return {**{name: getattr(campaign, name) for name in fields}, "collection": {"slug": collection.slug, "name": collection.name}}

@@ -5,6 +5,8 @@ before anything is stored; then every record is checked as it is stored: its fie
 documents, runs and pool entries it names (which earlier members, or this install's collection, must hold),
 labels against the archived scheme, and a history that ends at its judgment's revision with its labels. The
 first wrong record raises FormatError(`archive:member`, line, what is wrong) and the transaction stores nothing.
+An archive of an earlier format version arrives here already read as the current one (formats.archive: version 1's
+label columns as `labels`, its scheme upgraded), so it imports as it would have before.
 
 People are matched by username: a user of this install with the archived name is taken to be that person (their
 role, names and password stay as they are here); a name the install lacks becomes an inactive placeholder with
@@ -64,8 +66,7 @@ from assessments.services.jobs import NoProgress, Progress
 
 BATCH = 2000  # records per COPY
 _SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
-_LABELS = ("relevance", "quality", "stance")
-_JUDGMENT_LABELS = (*_LABELS, "note", "flagged")  # what the history row of the current revision must repeat
+_JUDGMENT_LABELS = ("labels", "note", "flagged")  # what the history row of the current revision must repeat
 _DOCUMENTS = "touchstone_archive_documents"  # temporary
 
 
@@ -418,11 +419,11 @@ class _Restore:
             self._check_history(line, r, labels=_JUDGMENT_LABELS)
             judgments.append((
                 pk, self.topic(line, r["topic"]), documents[r["doc"]], self.user(line, r["assessor"], key="assessor"),
-                r["phase"], *(r[k] for k in (*_JUDGMENT_LABELS, "time_spent_ms", "source", "revision", "created_at", "updated_at")),
+                r["phase"], *_jsoned_values(r, "labels", only=(*_JUDGMENT_LABELS, "time_spent_ms", "source", "revision", "created_at", "updated_at")),
             ))
             for h in r["history"]:
                 events.append((pk, self.user(line, h["assessor"], key="history: assessor"),
-                               *(h[k] for k in ("revision", *_JUDGMENT_LABELS, "time_spent_ms", "source", "at"))))
+                               *_jsoned_values(h, "labels", only=("revision", *_JUDGMENT_LABELS, "time_spent_ms", "source", "at"))))
             for reply in r["replies"]:
                 replies.append((pk, self.user(line, reply["author"], key="replies: author"), reply["text"], reply["resolves"], reply["created_at"]))
         self.history += len(events)
@@ -438,7 +439,8 @@ class _Restore:
     def _check_history(self, line: int, r: dict, *, labels: Sequence[str]) -> None:
         """What the database would refuse without saying which line: labels outside the scheme, and a history that
         does not end at the record's revision with its labels (revisions increasing from 1)."""
-        if problems := self.scheme.errors(relevance=r["relevance"], quality=r["quality"], stance=r["stance"]):
+        # Not the scheme's conditions: they bind saves from the judge page, and imported qrels may not follow them.
+        if problems := self.scheme.errors(r["labels"], conditions=False):
             raise self.wrong(line, "; ".join(problems))
         revisions = [h["revision"] for h in r["history"]]
         if not revisions:
@@ -455,22 +457,24 @@ class _Restore:
         ids = self.new_ids(Adjudication, len(batch))
         adjudications, events = [], []
         for pk, (line, r) in zip(ids, batch):
-            self._check_history(line, r, labels=(*_LABELS, "reason"))
+            self._check_history(line, r, labels=("labels", "reason"))
             adjudications.append((
-                pk, self.topic(line, r["topic"]), documents[r["doc"]], *(r[k] for k in (*_LABELS, "reason")),
+                pk, self.topic(line, r["topic"]), documents[r["doc"]], *_jsoned_values(r, "labels", only=("labels", "reason")),
                 self.user(line, r["adjudicator"], key="adjudicator"), r["revision"], r["created_at"], r["updated_at"],
             ))
             for h in r["history"]:
                 events.append((pk, self.user(line, h["adjudicator"], key="history: adjudicator"),
-                               *(h[k] for k in ("revision", *_LABELS, "reason", "at"))))
-        columns = ("id", "topic_id", "document_id", *_LABELS, "reason", "adjudicator_id", "revision", "created_at", "updated_at")
+                               *_jsoned_values(h, "labels", only=("revision", "labels", "reason", "at"))))
+        columns = ("id", "topic_id", "document_id", "labels", "reason", "adjudicator_id", "revision", "created_at", "updated_at")
         self.store(_Batch(Adjudication, columns, adjudications, _lines(batch)), unique=("topic_id", "document_id"))
-        self.store(_Batch(AdjudicationEvent, ("adjudication_id", "adjudicator_id", "revision", *_LABELS, "reason", "at"), events, _lines(batch)))
+        self.store(_Batch(AdjudicationEvent, ("adjudication_id", "adjudicator_id", "revision", "labels", "reason", "at"), events, _lines(batch)))
 
     def _snapshots(self, batch: list[tuple[int, dict]]) -> None:
         for line, r in batch:
             if r["file"] not in self.reader.listed:
                 raise self.wrong(line, f"file: {r['file']!r} is not a member of the archive")
+            if not self.scheme.has(r["kind"]):
+                raise self.wrong(line, f"kind: {r['kind']!r} is not a dimension of the campaign's scheme ({', '.join(self.scheme.names)})")
             (pk,) = self.new_ids(QrelsSnapshot, 1)
             columns = ("id", "campaign_id", "number", "kind", "phase", "rule", "line_count", "sha256", "created_by_id", "created_at")
             row = (pk, self.campaign_id, *(r[k] for k in columns[2:8]), self.user(line, r["created_by"], key="created_by"), r["created_at"])
@@ -531,6 +535,11 @@ def _lines(batch: list[tuple[int, dict]]) -> list[int]:
 def _jsoned(record: dict, *keys: str, without: Iterable[str] = ()) -> dict:
     """The record with its JSON columns as JSON text, for COPY."""
     return {k: json.dumps(v) if k in keys else v for k, v in record.items() if k not in without}
+
+
+def _jsoned_values(record: dict, *keys: str, only: Sequence[str]) -> list:
+    """The record's values of `only`, in that order, its JSON columns `keys` as JSON text, for COPY."""
+    return [json.dumps(record[k]) if k in keys else record[k] for k in only]
 
 
 def _said(exc: DatabaseError) -> str:

@@ -534,9 +534,11 @@ def assignment_overview(*, campaign: Campaign) -> AssignmentOverview:
     by_topic: dict[int, list[CountedAssignment]] = defaultdict(list)
     for a in list_assignments(campaign=campaign):
         by_topic[a.topic_id].append(a)
+    # Judged: with a value of the scheme's primary dimension (what the pool's judged count goes by), so a judgment
+    # that holds only a note or a flag is not counted as done.
     judged: dict[int, list[tuple[str, int]]] = defaultdict(list)
     for topic_id, username, n in (
-        Judgment.objects.filter(topic__campaign=campaign)
+        Judgment.objects.filter(topic__campaign=campaign, labels__has_key=campaign.label_scheme.primary.name)
         .exclude(source=Judgment.Source.DUPLICATE)
         .values_list("topic_id", "assessor__username")
         .annotate(n=Count("pk"))

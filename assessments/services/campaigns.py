@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from assessments.labels import PRESETS, LabelScheme
+from assessments.labels import PRESETS, LabelScheme, SchemeError
 from assessments.models import Campaign, Collection, Membership, Phase
 from assessments.services import audit
 
@@ -22,28 +22,38 @@ def create_campaign(
     *,
     slug: str,
     name: str,
-    preset: str,
+    preset: str | None = None,
     collection: str | None = None,
     scheme: LabelScheme | None = None,
     guidelines: str = "",
     organisers: Sequence[User] = (),
     created_by: User | None = None,
 ) -> Campaign:
-    """Create a campaign with a preset's label scheme (or a custom one) and its collection, run by `organisers`.
+    """Create a campaign with a preset's label scheme, or its own `scheme` (preset "custom"), and its collection, run
+    by `organisers`.
 
-    The collection is shared by slug, so several campaigns over the same corpus load it once. Organisers reach
-    only their campaigns, so a campaign created from a page or the API lists its creator among them.
+    A preset names its scheme, so a preset given with a scheme is refused rather than stored under a name that
+    would not describe it. The collection is shared by slug, so several campaigns over the same corpus load it
+    once. Organisers reach only their campaigns, so a campaign created from a page or the API lists its creator
+    among them.
     """
     if Campaign.objects.filter(slug=slug).exists():
         raise CampaignError(f"a campaign {slug!r} exists already")
-    if preset == "custom":
-        if scheme is None:
-            raise CampaignError("a custom preset needs a label scheme")
+    if scheme is not None:
+        if preset not in (None, "custom"):
+            raise CampaignError(f"give a preset or a label scheme, not both (preset {preset!r} has its own scheme)")
+        preset = "custom"
+    elif preset == "custom":
+        raise CampaignError("a custom preset needs a label scheme")
     elif preset in PRESETS:
-        scheme = scheme or PRESETS[preset][1]
+        scheme = PRESETS[preset][1]
     else:
-        raise CampaignError(f"unknown preset {preset!r}; choose one of {', '.join([*PRESETS, 'custom'])}")
-    scheme.check()
+        choices = f"choose one of {', '.join(PRESETS)}, or give a label scheme"
+        raise CampaignError(f"unknown preset {preset!r}; {choices}" if preset else f"no preset: {choices}")
+    try:
+        scheme.check()
+    except SchemeError as exc:
+        raise CampaignError(f"label scheme: {exc}") from exc
     coll, _ = Collection.objects.get_or_create(slug=collection or slug, defaults={"name": collection or name})
     campaign = Campaign.objects.create(
         slug=slug, name=name, preset=preset, scheme=scheme.to_json(), guidelines=guidelines, collection=coll
@@ -98,7 +108,7 @@ def remove_member(*, campaign: Campaign, user: User, by: User | None) -> None:
 # scheme (judgments were checked against them), the collection (documents belong to it) or the phase (advance_phase).
 SETTINGS = (
     "name", "guidelines", "seconds_per_judgment", "agreement_threshold", "overlap_share",
-    "ask_details_only_if_relevant", "propagate_to_duplicates",
+    "propagate_to_duplicates",
 )
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from assessments.formats.qrels import topic_sort_key
 from assessments.metrics.evaluation import evaluate_rankings
 from assessments.models import Campaign, Run
-from assessments.services.evaluation import EvaluationError, prepare, read_rankings
+from assessments.services.evaluation import EvaluationError, measured_kind, prepare, read_rankings
 
 
 @dataclass(frozen=True)
@@ -45,18 +45,19 @@ def compare_two_runs(
     run_a: Run,
     run_b: Run,
     measure: str = "nDCG@5",
-    kind: str = "relevance",
+    kind: str = "",
     topic: str | None = None,
     order: str = "score",
     trec_eval: int = 10,
     phase: str = "main",
     rule: str = "majority",
 ) -> RunComparison:
-    """``run_a`` against ``run_b`` (both of ``campaign``) by ``measure`` on ``kind`` labels, and, for ``topic``,
-    their first k documents with each one's label. EvaluationError for options evaluate_runs refuses or a topic
-    without judgments."""
+    """``run_a`` against ``run_b`` (both of ``campaign``) by ``measure`` on ``kind`` labels (a graded dimension;
+    empty: the scheme's primary one), and, for ``topic``, their first k documents with each one's label.
+    EvaluationError for options evaluate_runs refuses or a topic without judgments."""
     if run_a.campaign_id != campaign.id or run_b.campaign_id != campaign.id:
         raise EvaluationError("both runs must belong to the campaign")
+    kind = measured_kind(campaign, kind)
     setup = prepare(campaign=campaign, measure=measure, kinds=(kind,), order=order, trec_eval=trec_eval, phase=phase,
                     rule=rule, runs=Run.objects.filter(id__in=[run_a.id, run_b.id]))
     lines = read_rankings(setup, (trec_eval,))

@@ -55,7 +55,11 @@ def group_duplicates(*, campaign: Campaign, progress: Progress | None = None) ->
     )
     for row in rows.iterator(chunk_size=20_000):
         entries[row[1]].append(_GroupEntry(*row))
-    judged = set(Judgment.objects.filter(topic_id__in=topic_ids).values_list("topic_id", "document_id").distinct())
+    # Judged as a pool counts it: a label of the scheme's primary dimension (a note alone is not a judgment of it).
+    judged = set(
+        Judgment.objects.filter(topic_id__in=topic_ids, labels__has_key=campaign.label_scheme.primary.name)
+        .values_list("topic_id", "document_id").distinct()
+    )
 
     wanted: dict[int, int | None] = {}
     for done, topic_id in enumerate(topic_ids, 1):

@@ -12,6 +12,11 @@ lists, not 4.2 million lines; AP, RR, bpref and nDCG' read whole lists.
 Under the score order every run is also ordered the way the other trec_eval version would, so the leaderboard can
 say which figures depend on the version and why. Results are computed from the judgments as they are now, so the
 table follows the assessors' progress.
+
+What is scored comes from the campaign's label scheme: a measure scores any graded (or yes/no) dimension, by
+default the scheme's primary one; a category dimension is compared with the runs' stance column (accuracy and
+macro-F1), by default the one metrics.evaluation.stance_dimension picks. Labels are read as exports write them
+(`LabelScheme.value_for_files`), so a dimension's `otherwise` counts where its condition does not hold.
 """
 
 from __future__ import annotations
@@ -21,15 +26,17 @@ import math
 from dataclasses import dataclass, field
 from itertools import groupby
 from operator import itemgetter
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from assessments.formats.qrels import topic_sort_key
+from assessments.labels import CATEGORY, LabelScheme, SchemeError
 from assessments.metrics import significance
 from assessments.metrics.evaluation import (
     TREC_EVAL_VERSIONS,
     RunEvaluation,
     StanceScores,
     evaluate_rankings,
+    stance_dimension,
     stance_scores,
 )
 from assessments.metrics.measures import Measure
@@ -41,6 +48,7 @@ from assessments.services.exports import (
     QUERY_CHUNK,
     AggregationRule,
     ExportError,
+    FileValue,
     parse_rule,
     with_adjudications,
 )
@@ -48,7 +56,6 @@ from assessments.services.exports import (
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
-EVALUATED_KINDS = ("relevance", "quality")
 ORDERS = ("score", "rank")
 TESTS = significance.TESTS
 # Columns a leaderboard can be sorted by, besides "<kind>" (mean) and "<kind>_judged" (judged@k).
@@ -57,6 +64,11 @@ SORTS = ("team", "run", "accuracy", "macro_f1")
 
 class EvaluationError(ExportError):
     """An evaluation that cannot be made as asked (unknown measure, kind, order...)."""
+
+
+def measured_kinds(scheme: LabelScheme) -> tuple[str, ...]:
+    """The dimensions a trec_eval measure can score: those with integer labels (graded grades, yes/no as 1/0)."""
+    return tuple(d.name for d in scheme.dimensions if d.kind != CATEGORY)
 
 
 def parse_measure(text: str) -> Measure:
@@ -90,7 +102,7 @@ class RunResult:
     tag: str
     team: str
     scores: dict[str, RunEvaluation]  # kind -> the measure
-    stance: StanceScores | None  # None: the run has no stance column or the campaign no stance judgments
+    stance: StanceScores | None  # None: the run has no stance column or the campaign no labels to compare it with
     other_version: dict[str, VersionNote] = field(default_factory=dict)  # kinds whose figure the version changes
     ci: dict[str, tuple[float, float]] = field(default_factory=dict)  # kind -> bootstrap interval, when asked
 
@@ -142,7 +154,9 @@ class Leaderboard:
     rule: str
     results: list[RunResult]
     topics: dict[str, int]  # kind -> number of topics with labels
-    has_stance: bool  # the campaign has stance judgments and some run a stance column
+    # The category dimension the runs' stance column was compared with; None when there were no labels of it or
+    # no run with the column.
+    stance_kind: str | None
     statistics: Statistics = Statistics(ci_level=None, test=None)
     # kind -> ids of the runs no test found significantly different from that kind's best run
     top_group: dict[str, frozenset[int]] = field(default_factory=dict)
@@ -199,7 +213,7 @@ class Leaderboard:
                     note = result.other_version[kind]
                     row["other_trec_eval"] = {"version": note.version, "mean": note.mean, "topics": note.topics}
                 if result.stance is not None:
-                    row.update(accuracy=result.stance.accuracy, macro_f1=result.stance.macro_f1)
+                    row.update(stance_kind=self.stance_kind, accuracy=result.stance.accuracy, macro_f1=result.stance.macro_f1)
                 rows.append(row)
         return rows
 
@@ -233,7 +247,8 @@ class Prepared:
     runs: list[tuple[int, str, str, bool]]  # id, tag, team, has_stance
     numbers: dict[int, str]  # topic id -> number
     qrels: dict[str, dict[str, dict[str, int]]]  # kind -> topic -> doc -> label
-    stance_truth: dict[tuple[str, str], str]
+    stance_kind: str | None  # the category dimension compared with the runs' stance column
+    stance_truth: dict[tuple[str, str], str]  # (topic number, doc id) -> that dimension's label
 
     def judged_topic_ids(self) -> list[int]:
         judged = {number for labels in self.qrels.values() for number in labels} | {n for n, _ in self.stance_truth}
@@ -245,28 +260,43 @@ def prepare(
     runs=None,
 ) -> Prepared:
     """Check the options and read the runs (all of the campaign's, or the queryset ``runs``), topics and labels;
-    EvaluationError names what cannot be evaluated."""
+    EvaluationError names what cannot be evaluated.
+
+    ``kinds`` are dimensions of the campaign's scheme (none: its primary one). The measure scores the graded and
+    yes/no ones; a category one names the dimension the runs' stance column is compared with (at most one: a run
+    file has one such column), and with no graded kind beside it the measure scores the primary dimension."""
     parsed_measure = parse_measure(measure)
-    kinds = tuple(dict.fromkeys(kinds))
-    if not kinds or any(kind not in EVALUATED_KINDS for kind in kinds):
-        raise EvaluationError(f"kinds must be among {', '.join(EVALUATED_KINDS)}, not {', '.join(kinds) or 'none'}")
+    scheme = campaign.label_scheme
+    try:
+        dimensions = [scheme.dimension(kind) for kind in dict.fromkeys(kinds)]
+    except SchemeError as exc:
+        raise EvaluationError(str(exc)) from None
+    categories = [d.name for d in dimensions if d.kind == CATEGORY]
+    if len(categories) > 1:
+        raise EvaluationError(
+            f"a run's stance column is compared with one category dimension, not {', '.join(categories)}"
+        )
+    kinds = tuple(d.name for d in dimensions if d.kind != CATEGORY) or (scheme.primary.name,)
+    if kinds == (scheme.primary.name,) and scheme.primary.kind == CATEGORY:
+        raise EvaluationError(f"campaign {campaign.slug} has no graded dimension for {parsed_measure} to score")
+    default_stance = stance_dimension(scheme)
+    stance_kind = categories[0] if categories else default_stance.name if default_stance else None
     if order not in ORDERS:
         raise EvaluationError(f"unknown order {order!r}: use score (trec_eval) or rank (the run's rank column)")
     if trec_eval not in TREC_EVAL_VERSIONS:
         raise EvaluationError(f"unknown trec_eval version {trec_eval!r}: use 10 (scores as doubles) or 9 (as floats)")
     if phase not in PHASES:
         raise EvaluationError(f"unknown phase {phase!r}: use main, training or all")
-    parsed_rule = parse_rule(rule, kind="relevance")
-    for kind in kinds:
-        if kind != "relevance" and not campaign.label_scheme.values(kind):
-            raise EvaluationError(f"campaign {campaign.slug} has no {kind} labels in its scheme")
+    parsed_rule = parse_rule(rule, dimension=scheme.dimension(kinds[0]))
     runs = Run.objects.filter(campaign=campaign) if runs is None else runs
     numbers = dict(Topic.objects.filter(campaign=campaign).values_list("id", "number"))
-    qrels, stance_truth = _current_labels(campaign=campaign, kinds=kinds, phase=phase, rule=parsed_rule, numbers=numbers)
+    qrels, stance_truth = _current_labels(
+        campaign=campaign, kinds=kinds, stance_kind=stance_kind, phase=phase, rule=parsed_rule, numbers=numbers
+    )
     return Prepared(
         measure=parsed_measure, kinds=kinds, order=order, trec_eval=trec_eval, phase=phase, rule=parsed_rule,
         runs=list(runs.order_by("tag").values_list("id", "tag", "team", "has_stance")), numbers=numbers,
-        qrels=qrels, stance_truth=stance_truth,
+        qrels=qrels, stance_kind=stance_kind, stance_truth=stance_truth,
     )
 
 
@@ -306,7 +336,7 @@ def evaluate_runs(
     *,
     campaign: Campaign,
     measure: str = "nDCG@5",
-    kinds: tuple[str, ...] = ("relevance",),
+    kinds: tuple[str, ...] = (),
     order: str = "score",
     trec_eval: int = 10,
     phase: str = "main",
@@ -315,14 +345,16 @@ def evaluate_runs(
     test: str | None = None,
     seed: int = significance.DEFAULT_SEED,
 ) -> Leaderboard:
-    """Evaluate every run of the campaign by ``measure`` for each of ``kinds`` against the current judgments.
+    """Evaluate every run of the campaign by ``measure`` for each of ``kinds`` against the current judgments
+    (``kinds`` as `prepare` reads them: none means the scheme's primary dimension).
 
     ``order="score"`` is trec_eval's (score descending, ties by document id descending, rank column ignored),
     with scores compared as trec_eval ``trec_eval`` (10: doubles; 9: single precision, as pytrec_eval) does;
     ``order="rank"`` follows the submitted rank column, as Touché's own evaluation did. Judgments of ``phase``
-    are aggregated per topic and document by ``rule`` (see exports.AggregationRule; stance always takes the
-    majority unless one assessor is named, since max and mean mean nothing for stance). Stance accuracy and
-    macro-F1 compare a run's stance column with the stance judgments over the run's top k (k of judged@k).
+    are aggregated per topic and document by ``rule`` (see exports.AggregationRule; a category dimension always
+    takes the majority unless one assessor is named, since max and mean mean nothing for classes). Accuracy and
+    macro-F1 compare a run's stance column with the labels of the category dimension (see `prepare`) over the
+    run's top k (k of judged@k).
 
     ``ci`` (a level such as 0.95) adds a percentile-bootstrap interval to each run's mean; ``test`` ("t" or
     "permutation") compares every pair of runs, Holm–Bonferroni over all pairs, and fills ``top_group``. Both
@@ -384,7 +416,8 @@ def evaluate_runs(
     return Leaderboard(
         measure=str(setup.measure), judged_depth=setup.measure.judged_depth, kinds=setup.kinds, order=order,
         trec_eval=trec_eval, phase=phase, rule=str(setup.rule), results=results,
-        topics={kind: len(setup.qrels[kind]) for kind in setup.kinds}, has_stance=bool(stance_runs),
+        topics={kind: len(setup.qrels[kind]) for kind in setup.kinds},
+        stance_kind=setup.stance_kind if stance_runs else None,
         statistics=Statistics(ci_level=ci, test=test, seed=seed), top_group=top_group,
     )
 
@@ -393,7 +426,7 @@ def compare_runs(
     *,
     campaign: Campaign,
     measure: str = "nDCG@5",
-    kind: str = "relevance",
+    kind: str = "",
     test: str = "t",
     seed: int = significance.DEFAULT_SEED,
     **options,
@@ -401,9 +434,11 @@ def compare_runs(
     """Every pair of the campaign's runs compared on their per-topic ``measure`` by ``test`` ("t": paired t-test;
     "permutation": paired randomisation test, 10,000 flips seeded with ``seed``), Holm–Bonferroni over all pairs at
     α = 0.05: rows ``{run_a, run_b, mean_diff, p_value, p_holm, significant}``, run_a the better by mean, in
-    leaderboard order. ``options`` are evaluate_runs' (order, trec_eval, phase, rule)."""
+    leaderboard order. ``kind`` is a graded dimension (empty: the primary one); ``options`` are evaluate_runs'
+    (order, trec_eval, phase, rule)."""
     if test not in TESTS:
         raise EvaluationError(f"unknown test {test!r}: use t or permutation")
+    kind = measured_kind(campaign, kind)
     board = evaluate_runs(campaign=campaign, measure=measure, kinds=(kind,), **options)
     tests = significance.compare_all([result.scores[kind].per_topic for result in board.results], test=test, seed=seed)
     return [
@@ -415,10 +450,29 @@ def compare_runs(
     ]
 
 
+def measured_kind(campaign: Campaign, kind: str) -> str:
+    """The one dimension a per-topic comparison scores (run comparison, reusability): ``kind``, a graded or yes/no
+    dimension of the campaign's scheme, or its primary dimension when empty."""
+    scheme = campaign.label_scheme
+    try:
+        dimension = scheme.dimension(kind) if kind else scheme.primary
+    except SchemeError as exc:
+        raise EvaluationError(str(exc)) from None
+    if dimension.kind == CATEGORY:
+        raise EvaluationError(
+            f"{dimension.name} is a category: a measure scores graded labels ({', '.join(measured_kinds(scheme)) or 'none'}); "
+            "the leaderboard compares a category with the runs' stance column"
+        )
+    return dimension.name
+
+
 def _current_labels(
-    *, campaign: Campaign, kinds: tuple[str, ...], phase: str, rule: AggregationRule, numbers: dict[int, str]
+    *, campaign: Campaign, kinds: tuple[str, ...], stance_kind: str | None, phase: str, rule: AggregationRule,
+    numbers: dict[int, str],
 ) -> tuple[dict[str, dict[str, dict[str, int]]], dict[tuple[str, str], str]]:
-    """One query for all label dimensions: kind -> topic number -> doc id -> label, and the stance truth."""
+    """One query for all label dimensions: kind -> topic number -> doc id -> label, and (topic number, doc id) ->
+    the ``stance_kind`` label. Each dimension is read as its qrels export reads it (exports.FileValue: typed
+    columns of `labels`, a dimension's `otherwise` where its condition fails)."""
     scheme = campaign.label_scheme
     stance_rule = rule if rule.method == "assessor" else AggregationRule("majority")
     judgments = Judgment.objects.filter(topic__campaign=campaign, phase__in=PHASES[phase])
@@ -427,26 +481,32 @@ def _current_labels(
     adjudicated = rule.method == "adjudicated"
     if adjudicated:  # the adjudicated labels, where there are any, decide (exports.AggregationRule)
         judgments = with_adjudications(judgments)
-    final = ("adjudicated", "adjudicated_relevance", "adjudicated_quality", "adjudicated_stance") if adjudicated else ()
+    final = ("adjudicated", "adjudicated_labels") if adjudicated else ()
+    # Per dimension: how to read it, the rule that combines assessors, its values in scheme order, and where its
+    # columns lie in a row; labels found go to topic number -> doc id -> label.
+    read = [(FileValue(scheme, kind), rule) for kind in kinds]
+    if stance_kind:
+        read.append((FileValue(scheme, stance_kind), stance_rule))
+    start, plan = 3 + len(final), []
+    for value, combining in read:
+        plan.append((value, combining, scheme.values(value.name), slice(start, start + len(value.keys))))
+        start += len(value.keys)
     rows = (
         judgments.order_by("topic_id", "document_id")
-        .values_list("topic_id", "document_id", "document__doc_id", "relevance", "quality", "stance", *final)
+        .values_list("topic_id", "document_id", "document__doc_id", *final, *(c for value, _ in read for c in value.columns()))
         .iterator(chunk_size=QUERY_CHUNK)
     )
-    qrels: dict[str, dict[str, dict[str, int]]] = {kind: {} for kind in kinds}
-    stance_truth: dict[tuple[str, str], str] = {}
-    column = {"relevance": 3, "quality": 4}
+    found: list[dict[str, dict]] = [{} for _ in plan]
     for (topic_id, _), rows_of_item in groupby(rows, key=itemgetter(0, 1)):
         group = list(rows_of_item)
         number, doc = numbers[topic_id], group[0][2]
-        if adjudicated and group[0][6]:
-            group = [(*group[0][:3], *group[0][7:10])]  # the adjudication alone: one "assessor" with the final labels
-        for kind in kinds:
-            labels = [row[column[kind]] for row in group if row[column[kind]] is not None]
+        decided = adjudicated and group[0][3]
+        for (value, combining, values, columns), labels_of in zip(plan, found, strict=True):
+            if decided:  # the adjudication alone: one "assessor" with the final labels
+                labels = [label] if (label := value.in_labels(group[0][4])) is not None else []
+            else:
+                labels = [label for row in group if (label := value.of(row[columns])) is not None]
             if labels:
-                # relevance and quality labels are ints
-                qrels[kind].setdefault(number, {})[doc] = cast(int, rule.combine(labels, scheme.values(kind)))
-        stances = [row[5] for row in group if row[5]]
-        if stances:
-            stance_truth[number, doc] = cast(str, stance_rule.combine(stances, scheme.values("stance")))
-    return qrels, stance_truth
+                labels_of.setdefault(number, {})[doc] = combining.combine(labels, values)
+    stance_truth = {(number, doc): label for number, docs in found.pop().items() for doc, label in docs.items()} if stance_kind else {}
+    return dict(zip(kinds, found, strict=True)), stance_truth

@@ -19,13 +19,13 @@ import io
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
+from functools import cached_property, partial
 from itertools import groupby, islice
 from operator import itemgetter
-from typing import Literal, cast
+from typing import Literal
 
 from django.db import connection, transaction
 from django.db.models import (
@@ -42,17 +42,16 @@ from django.db.models import (
     Value,
     When,
 )
+from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Collate
 
 from accounts.models import User
-from assessments.formats.qrels import Kind as QrelsKind
 from assessments.formats.qrels import parse_qrels, topic_sort_key, write_qrels
+from assessments.labels import Dimension, LabelScheme, SchemeError
 from assessments.models import Adjudication, Campaign, Judgment, JudgmentEvent, QrelsSnapshot, QrelsSnapshotPart
 from assessments.services import audit
 
 Label = int | str
-Kind = Literal["relevance", "quality", "stance"]
-KINDS: tuple[Kind, ...] = ("relevance", "quality", "stance")
 # Which judgment phases an export reads. Training labels stay out of the main qrels unless asked for.
 PHASES: dict[str, tuple[str, ...]] = {"main": ("main",), "training": ("training",), "all": ("training", "main")}
 RULE_NAMES = ("majority", "max", "mean", "adjudicated")
@@ -71,17 +70,19 @@ class ExportError(ValueError):
 class AggregationRule:
     """How the labels of several assessors for one topic and document become the one qrels label.
 
+    The rules work on any dimension of the campaign's scheme, one dimension per file:
+
     * ``majority``: the most frequent label. A tie goes to the stricter verdict: the lowest tied value for
-      relevance and quality (1 vs 2 gives 1; −2 vs 2 gives −2), and for stance the tied label listed first
-      in the campaign's scheme.
-    * ``max``: the highest label (relevance and quality only).
+      integer labels, graded or yes/no (1 vs 2 gives 1; −2 vs 2 gives −2), and for a category the tied label
+      listed first in the campaign's scheme.
+    * ``max``: the highest label (integer labels only).
     * ``mean``: the arithmetic mean rounded half up (1 and 2 give 1.5, which rounds to 2; −2 and 1 give −0.5,
       which rounds to 0). A mean that is no value of the scheme (−1 from −2 and 0) becomes the nearest scheme
-      value, the lower one on a tie. Relevance and quality only.
+      value, the lower one on a tie. Integer labels only.
     * ``assessor:NAME``: that assessor's label only; documents they did not judge are left out.
     * ``adjudicated``: the adjudicated label where an adjudicator decided the document (Adjudication), else the
-      majority as above. An adjudication decides every dimension: one that left quality or stance empty leaves
-      the document out of that file, whatever the assessors said.
+      majority as above. An adjudication decides every dimension: one that left a dimension undecided leaves
+      the document out of that dimension's file, whatever the assessors said.
     """
 
     method: Literal["majority", "max", "mean", "assessor", "adjudicated"]
@@ -99,9 +100,11 @@ class AggregationRule:
     def __str__(self) -> str:
         return f"assessor:{self.assessor}" if self.method == "assessor" else self.method
 
-    def check(self, kind: str) -> None:
-        if kind == "stance" and self.method in ("max", "mean"):
-            raise ExportError(f"the {self.method} rule needs numeric labels; stance labels take majority or assessor:NAME")
+    def check(self, dimension: Dimension) -> None:
+        if dimension.value_type is str and self.method in ("max", "mean"):
+            raise ExportError(
+                f"the {self.method} rule needs numeric labels; {dimension.name} labels take majority, adjudicated or assessor:NAME"
+            )
 
     def combine(self, labels: Sequence[Label], scheme: Sequence[Label]) -> Label:
         """One label from the non-empty ``labels``; ``scheme`` lists the campaign's values in scheme order."""
@@ -122,21 +125,25 @@ class AggregationRule:
         return min(tied, key=lambda label: scheme.index(label) if label in scheme else len(scheme))
 
 
-def parse_options(*, campaign: Campaign, kind: str, phase: str, rule: str | AggregationRule) -> AggregationRule:
-    """Check an export's kind, phase and rule against the campaign; return the parsed rule."""
-    if kind not in KINDS:
-        raise ExportError(f"unknown kind {kind!r}: use relevance, quality or stance")
+def parse_options(
+    *, campaign: Campaign, kind: str | None, phase: str, rule: str | AggregationRule
+) -> tuple[Dimension, AggregationRule]:
+    """Check an export's kind (a dimension of the campaign's scheme; None: its primary one), phase and rule against
+    the campaign; return the dimension and the parsed rule."""
+    scheme = campaign.label_scheme
+    try:
+        dimension = scheme.primary if kind is None else scheme.dimension(kind)
+    except SchemeError as exc:
+        raise ExportError(f"kind: {exc}") from None
     if phase not in PHASES:
         raise ExportError(f"unknown phase {phase!r}: use main, training or all")
-    if kind != "relevance" and not campaign.label_scheme.values(kind):
-        raise ExportError(f"campaign {campaign.slug} has no {kind} labels in its scheme")
-    return parse_rule(rule, kind=kind)
+    return dimension, parse_rule(rule, dimension=dimension)
 
 
-def parse_rule(rule: str | AggregationRule, *, kind: str) -> AggregationRule:
-    """The rule for labels of ``kind``; a named assessor must exist (a typo would give an empty file)."""
+def parse_rule(rule: str | AggregationRule, *, dimension: Dimension) -> AggregationRule:
+    """The rule for labels of ``dimension``; a named assessor must exist (a typo would give an empty file)."""
     parsed = rule if isinstance(rule, AggregationRule) else AggregationRule.parse(rule)
-    parsed.check(kind)
+    parsed.check(dimension)
     if parsed.method == "assessor" and not User.objects.filter(username=parsed.assessor).exists():
         raise ExportError(f"there is no assessor named {parsed.assessor!r}")
     return parsed
@@ -151,27 +158,63 @@ def assessors_of(campaign: Campaign) -> list[str]:
 
 def with_adjudications(judgments: QuerySet[Judgment]) -> QuerySet[Judgment]:
     """Each judgment with whether its topic and document were adjudicated (`adjudicated`) and the adjudicated
-    labels (`adjudicated_relevance`, `_quality`, `_stance`), for the ``adjudicated`` rule."""
+    labels (`adjudicated_labels`, a dict keyed by dimension, None where not adjudicated), for the ``adjudicated``
+    rule."""
     final = Adjudication.objects.filter(topic=OuterRef("topic"), document=OuterRef("document"))
-    return judgments.annotate(
-        adjudicated=Exists(final),
-        **{f"adjudicated_{kind}": Subquery(final.values(kind)[:1]) for kind in KINDS},
-    )
+    return judgments.annotate(adjudicated=Exists(final), adjudicated_labels=Subquery(final.values("labels")[:1]))
 
 
-def labelled_judgments(*, campaign: Campaign, kind: str, phase: str, rule: AggregationRule) -> QuerySet[Judgment]:
-    """The judgments that carry a ``kind`` label (quality null and stance '' carry none) for the phase and rule.
+@dataclass(frozen=True)
+class FileValue:
+    """How a qrels file reads one dimension from a row: the keys of `labels` it needs, and the value they give
+    (scheme.value_for_files: the label, or the dimension's `otherwise` where its condition was answered and fails,
+    as Touché 2023 Task 2 grades a document of the wrong causal direction off-topic).
+
+    Only a dimension with an `otherwise` needs a second key (its condition's) and the scheme's rule row by row; any
+    other's value is its key's as read, so a million-line export does no more per row than it did with columns.
+    """
+
+    scheme: LabelScheme
+    name: str
+
+    @cached_property
+    def keys(self) -> tuple[str, ...]:
+        d = self.scheme.dimension(self.name)
+        return (self.name,) if d.otherwise is None or d.condition is None else (self.name, d.condition.dimension)
+
+    def columns(self, field: str = "labels") -> list[Expression]:
+        """The keys as columns of `field` (a JSON object of labels), each of its dimension's type: the text of the
+        key, cast to an integer for graded and yes/no dimensions, so no JSON is decoded row by row."""
+        return [_typed(KeyTextTransform(key, field), self.scheme.dimension(key)) for key in self.keys]
+
+    def of(self, values: Sequence[Label | None]) -> Label | None:
+        """The file's value from the `columns` of one row (None: the row has none)."""
+        if len(values) == 1:
+            return values[0]
+        return self.scheme.value_for_files(self.name, {k: v for k, v in zip(self.keys, values, strict=True) if v is not None})
+
+    def in_labels(self, labels: Mapping[str, Label] | None) -> Label | None:
+        """The file's value from a whole labels object (an adjudication's)."""
+        return None if labels is None else self.scheme.value_for_files(self.name, labels)
+
+
+def _typed(text: Expression, dimension: Dimension) -> Expression:
+    return text if dimension.value_type is str else Cast(text, IntegerField())
+
+
+def labelled_judgments(*, campaign: Campaign, value: FileValue, phase: str, rule: AggregationRule) -> QuerySet[Judgment]:
+    """The judgments of the phase that may carry a label of the file's dimension, for the rule: those with a value
+    there (a judgment may hold other dimensions only, or only a note), or every one where the dimension has an
+    `otherwise` that FileValue works out.
 
     Under the ``adjudicated`` rule every judgment of the phase counts: an adjudication can give a label that
-    none of the assessors gave (quality for a document they all found off-topic).
+    none of the assessors gave (a dimension none of them was asked, for a document they all found off-topic).
     """
     judgments = Judgment.objects.filter(topic__campaign=campaign, phase__in=PHASES[phase])
     if rule.method == "adjudicated":
         return judgments
-    if kind == "quality":
-        judgments = judgments.filter(quality__isnull=False)
-    elif kind == "stance":
-        judgments = judgments.exclude(stance="")
+    if len(value.keys) == 1:
+        judgments = judgments.filter(labels__has_key=value.name)
     if rule.method == "assessor":
         judgments = judgments.filter(assessor__username=rule.assessor)
     return judgments
@@ -194,39 +237,44 @@ def _qrels_order() -> list[Expression]:
 
 
 def qrels_rows(
-    *, campaign: Campaign, kind: str, phase: str = "main", rule: str | AggregationRule = "majority", chunk_size: int = QUERY_CHUNK
+    *, campaign: Campaign, kind: str | None = None, phase: str = "main", rule: str | AggregationRule = "majority",
+    chunk_size: int = QUERY_CHUNK,
 ) -> Iterator[tuple[str, str, Label]]:
-    """Yield ``(topic number, doc id, label)`` once per judged pair, in qrels order, aggregated by ``rule``.
+    """Yield ``(topic number, doc id, label)`` once per judged pair, in qrels order, aggregated by ``rule``, for
+    dimension ``kind`` of the campaign's scheme (None: its primary one).
 
     One query, read through a server-side cursor; memory holds one (topic, document) group at a time.
     """
-    parsed = parse_options(campaign=campaign, kind=kind, phase=phase, rule=rule)
-    scheme = campaign.label_scheme.values(kind)
-    judgments = labelled_judgments(campaign=campaign, kind=kind, phase=phase, rule=parsed)
+    dimension, parsed = parse_options(campaign=campaign, kind=kind, phase=phase, rule=rule)
+    value = FileValue(campaign.label_scheme, dimension.name)
+    scheme = tuple(v.value for v in dimension.values)
+    judgments = labelled_judgments(campaign=campaign, value=value, phase=phase, rule=parsed)
     if parsed.method == "adjudicated":
-        yield from _adjudicated_rows(judgments, kind=kind, rule=parsed, scheme=scheme, chunk_size=chunk_size)
+        yield from _adjudicated_rows(judgments, value=value, rule=parsed, scheme=scheme, chunk_size=chunk_size)
         return
-    rows = judgments.order_by(*_qrels_order()).values_list("topic__number", "document__doc_id", kind).iterator(chunk_size=chunk_size)
+    rows = judgments.order_by(*_qrels_order()).values_list("topic__number", "document__doc_id", *value.columns()).iterator(chunk_size=chunk_size)
     for (topic, doc), group in groupby(rows, key=itemgetter(0, 1)):
-        yield topic, doc, parsed.combine([label for _, _, label in group], scheme)
+        labels = [label for row in group if (label := value.of(row[2:])) is not None]
+        if labels:
+            yield topic, doc, parsed.combine(labels, scheme)
 
 
 def _adjudicated_rows(
-    judgments: QuerySet[Judgment], *, kind: str, rule: AggregationRule, scheme: Sequence[Label], chunk_size: int
+    judgments: QuerySet[Judgment], *, value: FileValue, rule: AggregationRule, scheme: Sequence[Label], chunk_size: int
 ) -> Iterator[tuple[str, str, Label]]:
     rows = (
         with_adjudications(judgments).order_by(*_qrels_order())
-        .values_list("topic__number", "document__doc_id", kind, "adjudicated", f"adjudicated_{kind}")
+        .values_list("topic__number", "document__doc_id", "adjudicated", "adjudicated_labels", *value.columns())
         .iterator(chunk_size=chunk_size)
     )
     for (topic, doc), rows_of_item in groupby(rows, key=itemgetter(0, 1)):
         group = list(rows_of_item)
-        if group[0][3]:
-            label = group[0][4]
+        if group[0][2]:
+            label = value.in_labels(group[0][3])
         else:
-            labels = [row[2] for row in group if row[2] not in (None, "")]
+            labels = [label for row in group if (label := value.of(row[4:])) is not None]
             label = rule.combine(labels, scheme) if labels else None
-        if label not in (None, ""):
+        if label is not None:
             yield topic, doc, label
 
 
@@ -237,7 +285,9 @@ class QrelsExport:
     ends (``snapshot`` is then set). An export abandoned half way (a closed HTTP connection) leaves nothing.
     """
 
-    def __init__(self, *, campaign: Campaign, kind: str, phase: str, rule: AggregationRule, created_by: User | None, chunk_size: int) -> None:
+    def __init__(
+        self, *, campaign: Campaign, kind: str, phase: str, rule: AggregationRule, created_by: User | None, chunk_size: int
+    ) -> None:
         self.campaign, self.kind, self.phase, self.rule = campaign, kind, phase, rule
         self.created_by, self.chunk_size = created_by, chunk_size
         self.snapshot: QrelsSnapshot | None = None
@@ -264,15 +314,16 @@ class QrelsExport:
 def export_qrels(
     *,
     campaign: Campaign,
-    kind: str,
+    kind: str | None = None,
     phase: str = "main",
     rule: str = "majority",
     created_by: User | None = None,
     chunk_size: int = QUERY_CHUNK,
 ) -> QrelsExport:
-    """Check the options now (so a bad request fails before any byte is sent) and return the export to stream."""
-    parsed = parse_options(campaign=campaign, kind=kind, phase=phase, rule=rule)
-    return QrelsExport(campaign=campaign, kind=kind, phase=phase, rule=parsed, created_by=created_by, chunk_size=chunk_size)
+    """Check the options now (so a bad request fails before any byte is sent) and return the export to stream: the
+    labels of dimension `kind` of the campaign's scheme (None: its primary dimension)."""
+    dimension, parsed = parse_options(campaign=campaign, kind=kind, phase=phase, rule=rule)
+    return QrelsExport(campaign=campaign, kind=dimension.name, phase=phase, rule=parsed, created_by=created_by, chunk_size=chunk_size)
 
 
 def _store_snapshot(export: QrelsExport, path: str, *, line_count: int, sha256: str) -> QrelsSnapshot:
@@ -379,10 +430,16 @@ def diff_snapshots(
         raise ExportError(f"snapshot #{older.number} holds {older.kind} labels and #{newer.number} {newer.kind} labels")
     if older.number > newer.number:
         older, newer = newer, older
-    lines = list(_merge(_snapshot_rows(older), _snapshot_rows(newer)))
+    scheme = newer.campaign.label_scheme
+    try:
+        dimension = scheme.dimension(newer.kind)
+    except SchemeError as exc:
+        raise ExportError(f"snapshot #{newer.number}: {exc}") from None
+    lines = list(_merge(_snapshot_rows(older, dimension), _snapshot_rows(newer, dimension)))
     by_key = {(line.topic, line.doc_id): line for line in lines}
     phases = set(PHASES[older.phase] + PHASES[newer.phase])
     if by_key and phases & set(named_phases):
+        value = FileValue(scheme, dimension.name)
         events = (
             JudgmentEvent.objects.filter(
                 judgment__topic__campaign_id=newer.campaign_id,
@@ -391,22 +448,21 @@ def diff_snapshots(
                 at__lte=newer.created_at,
             )
             .order_by("at", "pk")
-            .values_list("judgment__topic__number", "judgment__document__doc_id", "assessor__username", "at", "revision", newer.kind, "source")
+            .values_list("judgment__topic__number", "judgment__document__doc_id", "assessor__username", "at", "revision", "source",
+                         *value.columns())
         )
-        for topic, doc, assessor, at, revision, label, source in events.iterator(chunk_size=QUERY_CHUNK):
+        for topic, doc, assessor, at, revision, source, *labels in events.iterator(chunk_size=QUERY_CHUNK):
             if line := by_key.get((topic, doc)):
-                line.changes.append(Change(assessor, at, revision, label if label not in (None, "") else None, source))
+                line.changes.append(Change(assessor, at, revision, value.of(labels), source))
     return SnapshotDiff(older=older, newer=newer, lines=lines, unnamed=tuple(sorted(phases - set(named_phases))))
 
 
-def _snapshot_rows(snapshot: QrelsSnapshot) -> Iterator[tuple[str, str, Label]]:
+def _snapshot_rows(snapshot: QrelsSnapshot, dimension: Dimension) -> Iterator[tuple[str, str, Label]]:
     """The snapshot's lines, parsed, once its bytes are known to be those exported."""
     if not snapshot.line_count:
         snapshot_content(snapshot)  # an export without judgments has nothing to parse, but must still match
         return
-    yield from parse_qrels(
-        _lines(snapshot_content(snapshot)), source=f"qrels snapshot #{snapshot.number}", kind=cast(QrelsKind, snapshot.kind)
-    )
+    yield from parse_qrels(_lines(snapshot_content(snapshot)), source=f"qrels snapshot #{snapshot.number}", dimension=dimension)
 
 
 def _lines(parts: Iterable[bytes]) -> Iterator[str]:

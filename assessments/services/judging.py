@@ -7,7 +7,7 @@ qrels file) go through its bulk form, `record_judgments_in_bulk`, which writes t
 """
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from functools import cache, partial
 from typing import IO, Any, cast
 
@@ -16,7 +16,7 @@ from django.db.models import Field, Q
 from django.utils import timezone
 
 from accounts.models import User
-from assessments.labels import LabelScheme
+from assessments.labels import Dimension, Value
 from assessments.models import Assignment, Campaign, Document, Judgment, JudgmentEvent, Phase, PoolEntry, Topic
 from assessments.models.fields import max_length
 from assessments.services import bulk
@@ -42,14 +42,16 @@ class StaleRevision(Exception):
 
 @dataclass(frozen=True)
 class Labels:
-    relevance: int
-    quality: int | None = None
-    stance: str = ""
+    """What an assessor says of a document: `values` maps dimensions of the campaign's scheme to their values (a
+    dimension without a value is absent), beside a free note and the "unsure / needs discussion" flag."""
+
+    values: Mapping[str, Value] = field(default_factory=dict)
     note: str = ""
     flagged: bool = False
 
 
-LABEL_FIELDS = ("relevance", "quality", "stance", "note", "flagged")
+# What a save may change: `labels` (a mapping of dimension to value, None clearing it), the note and the flag.
+CHANGEABLE = ("labels", "note", "flagged")
 
 
 @transaction.atomic
@@ -62,22 +64,23 @@ def record_judgment(
     labels: Labels | None = None,
     changes: Mapping[str, Any] | None = None,
     base_revision: int | None = None,
-    details_need_relevance: bool = False,
+    conditions: bool = False,
     time_spent_ms: int = 0,
     source: str = Judgment.Source.WEB,
     after: Callable[[Judgment], object] | None = None,
 ) -> Judgment:
     """Store the assessor's labels and append a JudgmentEvent when anything changed.
 
-    Give either all `labels` (a replacement) or only the `changes` (some of LABEL_FIELDS; the others keep their
-    stored values, so a client never resends a label it did not touch). With `base_revision` (0: the client saw
+    Give either all `labels` (a replacement) or only the `changes` (some of CHANGEABLE; `labels` among them changes
+    only the dimensions it names, None clearing one, and everything else keeps its stored value, so a client never
+    resends a label it did not touch). With `base_revision` (0: the client saw
     no judgment) the save is refused with StaleRevision when the stored revision differs and the save would
     change a label, so two tabs never overwrite each other unseen; without it the last writer wins.
 
     Idempotent: a save that changes no label (a client retrying after a lost response, whatever revision it
     started from) adds no revision. `time_spent_ms` is the client's running total of active time on the
-    document, so a retry cannot count the same seconds twice; the larger total wins. `details_need_relevance`
-    refuses quality and stance on a document not relevant (checked on the labels as they would be stored).
+    document, so a retry cannot count the same seconds twice; the larger total wins. `conditions` refuses a value
+    for a dimension that the scheme's conditions do not ask (checked on the labels as they would be stored).
     `after(judgment)` runs in the same transaction once the judgment is stored (judge_entry copies it to the
     entry's twins there: one transaction, without the savepoints a caller's own would cost). The caller has
     checked that the assessor may judge this document (assessments.access).
@@ -90,7 +93,7 @@ def record_judgment(
         if base_revision:
             raise StaleRevision(None)
         wanted = _wanted(labels, changes, None)
-        _check(topic, wanted, details_need_relevance)
+        _check(topic, wanted, conditions)
         try:
             with transaction.atomic():
                 judgment = Judgment.objects.create(
@@ -107,7 +110,7 @@ def record_judgment(
     if not created:
         wanted = _wanted(labels, changes, judgment)
         _change(judgment, wanted, base_revision=base_revision, time_spent_ms=time_spent_ms, source=source,
-                check=partial(_check, topic, wanted, details_need_relevance))
+                check=partial(_check, topic, wanted, conditions))
     if after is not None:
         after(judgment)
     return judgment
@@ -135,7 +138,8 @@ def _locked_judgment(*, topic: Topic, document: Document, assessor: User) -> Jud
 def _change(judgment: Judgment, wanted: Labels, *, base_revision: int | None, time_spent_ms: int, source: str,
             check: Callable[[], None]) -> None:
     """Update a stored (locked) judgment to `wanted`, with its history row; see record_judgment."""
-    changed = [f for f, v in _as_fields(wanted).items() if getattr(judgment, f) != v]
+    fields = _as_fields(wanted)
+    changed = [f for f, v in fields.items() if getattr(judgment, f) != v]
     if changed and base_revision is not None and base_revision != judgment.revision:
         raise StaleRevision(judgment)
     if not changed and time_spent_ms <= judgment.time_spent_ms:
@@ -144,8 +148,8 @@ def _change(judgment: Judgment, wanted: Labels, *, base_revision: int | None, ti
     judgment.time_spent_ms = max(judgment.time_spent_ms, time_spent_ms)
     if changed:
         check()
-        for field in changed:
-            setattr(judgment, field, getattr(wanted, field))
+        for name in changed:
+            setattr(judgment, name, fields[name])
         judgment.revision += 1
         judgment.source = source
         update += [*changed, "revision", "source"]
@@ -159,27 +163,31 @@ def _wanted(labels: Labels | None, changes: Mapping[str, Any] | None, stored: Ju
     if labels is not None:
         return labels
     assert changes is not None  # record_judgment takes one of the two
-    if stored is None:
-        if changes.get("relevance") is None:
-            raise JudgmentError("a first label needs a relevance")
-        return Labels(**changes)
-    return replace(_stored_labels(stored), **changes)
+    unknown = set(changes) - set(CHANGEABLE)
+    if unknown:
+        raise JudgmentError(f"a save changes only {', '.join(CHANGEABLE)}, not {', '.join(sorted(unknown))}")
+    base = Labels() if stored is None else stored_labels(stored)
+    values = dict(base.values)
+    for name, value in (changes.get("labels") or {}).items():
+        if value is None:
+            values.pop(name, None)
+        else:
+            values[name] = value
+    return Labels(values=values, note=changes.get("note", base.note), flagged=changes.get("flagged", base.flagged))
 
 
-def _stored_labels(judgment: Judgment) -> Labels:
-    return Labels(**{f: getattr(judgment, f) for f in LABEL_FIELDS})
+def stored_labels(judgment: Judgment) -> Labels:
+    return Labels(values=dict(judgment.labels), note=judgment.note, flagged=judgment.flagged)
 
 
-def _check(topic: Topic, labels: Labels, details_need_relevance: bool) -> None:
-    problems = topic.campaign.label_scheme.errors(relevance=labels.relevance, quality=labels.quality, stance=labels.stance)
+def _check(topic: Topic, labels: Labels, conditions: bool) -> None:
+    problems = topic.campaign.label_scheme.errors(labels.values, conditions=conditions)
     if problems:
         raise JudgmentError("; ".join(problems))
-    if details_need_relevance and labels.relevance <= 0 and (labels.quality is not None or labels.stance):
-        raise JudgmentError("quality and stance are asked only of relevant documents (relevance above 0)")
 
 
 def _as_fields(labels: Labels) -> dict:
-    return {f: getattr(labels, f) for f in LABEL_FIELDS}
+    return {"labels": dict(labels.values), "note": labels.note, "flagged": labels.flagged}
 
 
 def _write(judgment: Judgment, fields: list[str]) -> None:
@@ -200,7 +208,7 @@ def _update_sql(fields: tuple[str, ...]) -> tuple[str, list[Field]]:
 
 
 # JudgmentEvent's columns in _EVENT_COLUMNS' order.
-_EVENT_FIELDS = ("judgment", "assessor", "revision", "relevance", "quality", "stance", "note", "flagged", "time_spent_ms", "source", "at")
+_EVENT_FIELDS = ("judgment", "assessor", "revision", "labels", "note", "flagged", "time_spent_ms", "source", "at")
 
 
 def _append_event(judgment: Judgment) -> None:
@@ -228,9 +236,9 @@ def judge_entry(
     copy the result to its twins (exact or near duplicates in the pool, when the campaign propagates labels).
 
     The caller resolved `assignment` and `entry` through assessments.access (so the assessor may judge this
-    entry). Quality and stance are refused for non-relevant documents when the campaign asks them only of
-    relevant ones, as Touché did: a stance on an off-topic page is meaningless, and a client that sends one has
-    misread the scheme. `base_revision` guards against overwriting a change made elsewhere (record_judgment
+    entry). A value for a dimension that the scheme's conditions do not ask is refused (Touché asked its detail
+    dimensions only of relevant documents: a stance on an off-topic page is meaningless, and a client that sends
+    one has misread the scheme). `base_revision` guards against overwriting a change made elsewhere (record_judgment
     raises StaleRevision). Safe to repeat (record_judgment is idempotent), which is what the judge page's
     retries rely on.
     """
@@ -246,7 +254,7 @@ def judge_entry(
     # The twins get the label with the original, or none of them does (one transaction).
     return record_judgment(
         topic=assignment.topic, document=entry.document, assessor=assignment.assessor, labels=labels,
-        changes=changes, base_revision=base_revision, details_need_relevance=campaign.ask_details_only_if_relevant,
+        changes=changes, base_revision=base_revision, conditions=True,
         phase=assignment.phase, time_spent_ms=time_spent_ms, source=source,
         after=copy_to_twins if campaign.propagate_to_duplicates else None,
     )
@@ -279,7 +287,7 @@ def copy_judgment(judgment: Judgment, entry: PoolEntry) -> None:
         topic=judgment.topic,
         document=entry.document,
         assessor=judgment.assessor,
-        labels=_stored_labels(judgment),
+        labels=stored_labels(judgment),
         phase=judgment.phase,
         source=Judgment.Source.DUPLICATE,
     )
@@ -304,17 +312,16 @@ class RecordedInBulk:
     stubs: int  # documents the collection did not have, created without text
 
 
-BULK_DIMENSIONS = ("relevance", "quality", "stance")
 _ROWS = "touchstone_judgment_rows"  # temporary
 _DOC_ID_LENGTH = max_length(Document, "doc_id")
-_EVENT_COLUMNS = "judgment_id, assessor_id, revision, relevance, quality, stance, note, flagged, time_spent_ms, source, at"
-_EVENT_VALUES = "id, assessor_id, revision, relevance, quality, stance, note, flagged, time_spent_ms, source, %(now)s"
-_STORED = "j.id, j.assessor_id, j.revision, j.relevance, j.quality, j.stance, j.note, j.flagged, j.time_spent_ms, j.source"
+_EVENT_COLUMNS = "judgment_id, assessor_id, revision, labels, note, flagged, time_spent_ms, source, at"
+_EVENT_VALUES = "id, assessor_id, revision, labels, note, flagged, time_spent_ms, source, %(now)s"
+_STORED = "j.id, j.assessor_id, j.revision, j.labels, j.note, j.flagged, j.time_spent_ms, j.source"
 
 
-def label_not_allowed(scheme: LabelScheme, dimension: str, label: int | str) -> str:
-    """The error for a `dimension` label the scheme does not allow, listing the values it does."""
-    return f"{dimension} {label} is not in the campaign's scheme (allowed: {', '.join(map(str, scheme.values(dimension)))})"
+def label_not_allowed(dimension: Dimension, label: int | str) -> str:
+    """The error for a label the dimension does not allow, listing the values it does."""
+    return f"{dimension.name} {label} is not in the campaign's scheme (allowed: {', '.join(str(v.value) for v in dimension.values)})"
 
 
 @transaction.atomic
@@ -325,84 +332,74 @@ def record_judgments_in_bulk(
     label), the key being what errors name a row by (an imported file's line). The bulk form of record_judgment,
     for a qrels file of 100,000 lines that would take minutes one judgment at a time.
 
-    It writes the rows record_judgment would: a new judgment at revision 1 with its JudgmentEvent; for a judgment
-    the assessor has, only this dimension changed, the revision bumped, `source` set and one more event; nothing
-    for a row that changes nothing, so storing the same rows again adds no revision. Its guarantees hold for every
-    row, or nothing is stored: each label is one of the scheme's (RowError naming the first bad row otherwise),
-    and a quality or stance row needs the assessor's judgment to exist (a judgment without a relevance does not),
-    else RowError. Document ids the collection lacks get stubs. PostgreSQL only (COPY); call inside the transaction
-    that holds the campaign's lock (bulk.lock_campaign), with topic ids of `campaign`.
+    It writes the rows record_judgment would: a new judgment at revision 1 holding this one label, with its
+    JudgmentEvent; for a judgment the assessor has, only this dimension changed, the revision bumped, `source` set
+    and one more event; nothing for a row that changes nothing, so storing the same rows again adds no revision.
+    Each label must be one of the dimension's values, or nothing is stored (RowError naming the first bad row).
+    Document ids the collection lacks get stubs. PostgreSQL only (COPY); call inside the transaction that holds the
+    campaign's lock (bulk.lock_campaign), with topic ids of `campaign`.
     """
-    if dimension not in BULK_DIMENSIONS:
+    scheme = campaign.label_scheme
+    if not scheme.has(dimension):
         raise ValueError(f"unknown label dimension {dimension!r}")
     if not bulk.is_postgresql():
         raise JudgmentError("recording judgments in bulk needs PostgreSQL (it loads the rows with COPY)")
-    label_type = "varchar" if dimension == "stance" else "smallint"
-    params: dict[str, Any] = {"assessor": assessor.pk, "now": timezone.now(), "phase": phase, "source": source, "collection": campaign.collection_id}
+    label = "t.label" if scheme.dimension(dimension).value_type is str else "t.label::integer"
+    params: dict[str, Any] = {
+        "assessor": assessor.pk, "now": timezone.now(), "phase": phase, "source": source,
+        "collection": campaign.collection_id, "dimension": dimension,
+    }
     missing = f"""NOT EXISTS (SELECT 1 FROM {Judgment._meta.db_table} j WHERE j.assessor_id = %(assessor)s
                                AND j.topic_id = t.topic_id AND j.document_id = t.document_id)"""
     with connection.cursor() as cursor:
         bulk.temporary_table(cursor, _ROWS, f"key integer, topic_id bigint, doc_id varchar({_DOC_ID_LENGTH}), label text, document_id bigint")
         bulk.copy_text(cursor, _ROWS, ("key", "topic_id", "doc_id", "label"), rows)
         cursor.execute(f"ANALYZE {_ROWS}")
-        _check_labels(cursor, campaign.label_scheme, dimension)
+        _check_labels(cursor, scheme.dimension(dimension))
         stubs = bulk.insert_stubs(cursor, collection_id=campaign.collection_id, table=_ROWS)
         cursor.execute(
             f"""UPDATE {_ROWS} t SET document_id = d.id FROM {Document._meta.db_table} d
                 WHERE d.collection_id = %(collection)s AND d.doc_id = t.doc_id""",
             params,
         )
-        if dimension != "relevance":
-            cursor.execute(
-                f"""SELECT t.key, tp.number, t.doc_id FROM {_ROWS} t JOIN {Topic._meta.db_table} tp ON tp.id = t.topic_id
-                    WHERE {missing} ORDER BY t.key LIMIT 1""",
-                params,
-            )
-            if first := cursor.fetchone():
-                key, number, doc = first
-                raise RowError(
-                    key, f"{assessor.username} has no relevance judgment for topic {number}, document {doc}: "
-                    f"import the relevance qrels first, {dimension} labels are added to those judgments",
-                )
         cursor.execute(
             f"""WITH changed AS (
-                  UPDATE {Judgment._meta.db_table} j SET {dimension} = t.label::{label_type}, revision = j.revision + 1,
+                  UPDATE {Judgment._meta.db_table} j
+                     SET labels = jsonb_set(j.labels, ARRAY[%(dimension)s], to_jsonb({label})), revision = j.revision + 1,
                          source = %(source)s, updated_at = %(now)s
                     FROM {_ROWS} t
                    WHERE j.assessor_id = %(assessor)s AND j.topic_id = t.topic_id AND j.document_id = t.document_id
-                     AND j.{dimension} IS DISTINCT FROM t.label::{label_type}
+                     AND j.labels -> %(dimension)s IS DISTINCT FROM to_jsonb({label})
                   RETURNING {_STORED})
                 INSERT INTO {JudgmentEvent._meta.db_table} ({_EVENT_COLUMNS}) SELECT {_EVENT_VALUES} FROM changed""",
             params,
         )
-        updated, created = cursor.rowcount, 0
-        if dimension == "relevance":
-            cursor.execute(
-                f"""WITH created AS (
-                      INSERT INTO {Judgment._meta.db_table} AS j (topic_id, document_id, assessor_id, phase, relevance,
-                             quality, stance, note, flagged, time_spent_ms, source, revision, created_at, updated_at)
-                      SELECT t.topic_id, t.document_id, %(assessor)s, %(phase)s, t.label::smallint, NULL, '', '', false, 0,
-                             %(source)s, 1, %(now)s, %(now)s
-                        FROM {_ROWS} t WHERE {missing}
-                      RETURNING {_STORED})
-                    INSERT INTO {JudgmentEvent._meta.db_table} ({_EVENT_COLUMNS}) SELECT {_EVENT_VALUES} FROM created""",
-                params,
-            )
-            created = cursor.rowcount
+        updated = cursor.rowcount
+        cursor.execute(
+            f"""WITH created AS (
+                  INSERT INTO {Judgment._meta.db_table} AS j (topic_id, document_id, assessor_id, phase, labels,
+                         note, flagged, time_spent_ms, source, revision, created_at, updated_at)
+                  SELECT t.topic_id, t.document_id, %(assessor)s, %(phase)s, jsonb_build_object(%(dimension)s, {label}),
+                         '', false, 0, %(source)s, 1, %(now)s, %(now)s
+                    FROM {_ROWS} t WHERE {missing}
+                  RETURNING {_STORED})
+                INSERT INTO {JudgmentEvent._meta.db_table} ({_EVENT_COLUMNS}) SELECT {_EVENT_VALUES} FROM created""",
+            params,
+        )
+        created = cursor.rowcount
         cursor.execute(f"DROP TABLE {_ROWS}")
     return RecordedInBulk(created=created, updated=updated, stubs=stubs)
 
 
-def _check_labels(cursor, scheme: LabelScheme, dimension: str) -> None:
-    """Raise RowError at the first row whose label the scheme does not allow. The distinct labels are checked, so
+def _check_labels(cursor, dimension: Dimension) -> None:
+    """Raise RowError at the first row whose label the dimension does not allow. The distinct labels are checked, so
     the cost is one pass over the rows whatever their number."""
-    allowed = scheme.values(dimension)
     cursor.execute(f"SELECT DISTINCT label FROM {_ROWS}")
     problems = {}
     for (text,) in cursor.fetchall():
-        label = text if dimension == "stance" or not _is_integer(text) else int(text)
-        if label not in allowed:
-            problems[text] = label_not_allowed(scheme, dimension, label)
+        label: int | str = text if dimension.value_type is str or not _is_integer(text) else int(text)
+        if not dimension.allows(label):
+            problems[text] = label_not_allowed(dimension, label)
     if problems:
         cursor.execute(f"SELECT key, label FROM {_ROWS} WHERE label = ANY(%s) ORDER BY key LIMIT 1", [list(problems)])
         key, text = cursor.fetchone()

@@ -31,6 +31,7 @@ from django.db import transaction
 
 from accounts.models import User
 from assessments.collector import collector_paused
+from assessments.labels import LabelScheme
 from assessments.metrics import pooling as pooling_metrics
 from assessments.metrics.evaluation import Order, order_run
 from assessments.models import (
@@ -255,7 +256,8 @@ def _plan_and_store(
     existing = existing_pool(campaign)
     warnings: list[str] = []
     counts: list[TopicCount] = []
-    planned = _plan(spec, runs=runs, topics=topics, existing=existing, warnings=warnings, progress=progress, steps=2 * len(topics))
+    planned = _plan(spec, scheme=campaign.label_scheme, runs=runs, topics=topics, existing=existing, warnings=warnings,
+                    progress=progress, steps=2 * len(topics))
     rows = _pool_rows(planned, existing=existing, run_ids={tag: run_id for run_id, tag in runs.items()}, counts=counts)
     with bulk.spooled_pool(rows) as spool, transaction.atomic():
         stubs = bulk.store_pool(campaign=campaign, tag=spec.tag, spool=spool)
@@ -350,6 +352,7 @@ _TOPICS_PER_READ = 10  # a depth build reads the runs' heads for this many topic
 def _plan(
     spec: PoolSpec,
     *,
+    scheme: LabelScheme,
     runs: dict[int, str],
     topics: list[Topic],
     existing: dict[int, TopicPool],
@@ -369,7 +372,7 @@ def _plan(
                 yield _Planned(topic, selected, set(selected))
         return
 
-    judged = _judged_labels(topics) if spec.strategy != "rbp" else {}
+    judged = _judged_labels(topics, scheme) if spec.strategy != "rbp" else {}
     order = spec.single_order
     for done, topic in enumerate(topics, 1):
         topic_runs = _all_entries(topic, runs)
@@ -430,14 +433,19 @@ def _sources_of(docs: list[str], topic_runs: Mapping[str, list], *, order: Order
     return sources
 
 
-def _judged_labels(topics: list[Topic]) -> dict[int, dict[str, int]]:
-    """topic id -> doc id -> the highest relevance any assessor gave: the bandit's reward is "someone found it
-    relevant", so a disagreement does not hide a run's relevant documents."""
+def _judged_labels(topics: list[Topic], scheme: LabelScheme) -> dict[int, dict[str, int]]:
+    """topic id -> doc id -> the highest label of the scheme's primary dimension any assessor gave (as a qrels
+    export reads it: a causal document of the wrong direction counts with its `otherwise`): the bandit's reward is
+    "someone found it relevant", so a disagreement does not hide a run's relevant documents. A judgment without
+    that label (a note alone, a detail) is no feedback: its document stays a pending pull."""
+    primary = scheme.primary.name
     labels: dict[int, dict[str, int]] = defaultdict(dict)
-    rows = Judgment.objects.filter(topic__in=topics).values_list("topic_id", "document__doc_id", "relevance")
-    for topic_id, doc, relevance in rows.iterator(chunk_size=20_000):
-        topic_labels = labels[topic_id]
-        topic_labels[doc] = max(relevance, topic_labels.get(doc, relevance))
+    rows = Judgment.objects.filter(topic__in=topics).values_list("topic_id", "document__doc_id", "labels")
+    for topic_id, doc, values in rows.iterator(chunk_size=20_000):
+        label = scheme.value_for_files(primary, values)
+        if isinstance(label, int):  # the primary dimension is graded
+            topic_labels = labels[topic_id]
+            topic_labels[doc] = max(label, topic_labels.get(doc, label))
     return labels
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from assessments.metrics.reusability import ReusabilityReport, leave_one_team_out
 from assessments.models import Campaign, PoolSource
-from assessments.services.evaluation import prepare, read_rankings
+from assessments.services.evaluation import measured_kind, prepare, read_rankings
 
 
 def team_of(tag: str, team: str) -> str:
@@ -22,15 +22,17 @@ def pool_reusability(
     *,
     campaign: Campaign,
     measure: str = "nDCG@5",
-    kind: str = "relevance",
+    kind: str = "",
     order: str = "score",
     trec_eval: int = 10,
     phase: str = "main",
     rule: str = "majority",
 ) -> ReusabilityReport:
-    """Every run scored against all current ``kind`` judgments and against them less its team's unique pooled
-    documents, Kendall's τ between the two system rankings, and judged@k both ways, for every run of the
-    campaign (runs that never reached the pool included). EvaluationError as evaluate_runs."""
+    """Every run scored against all current ``kind`` judgments (a graded dimension; empty: the scheme's primary
+    one) and against them less its team's unique pooled documents, Kendall's τ between the two system rankings,
+    and judged@k both ways, for every run of the campaign (runs that never reached the pool included).
+    EvaluationError as evaluate_runs."""
+    kind = measured_kind(campaign, kind)
     setup = prepare(campaign=campaign, measure=measure, kinds=(kind,), order=order, trec_eval=trec_eval, phase=phase,
                     rule=rule)
     lines = read_rankings(setup, (trec_eval,))

@@ -5,7 +5,6 @@ its history, and the form that records the final label. Keys j and k move to the
 Admins and the campaign's adjudicators reach it (access.get_campaign_for_adjudicator).
 """
 
-from typing import cast
 from urllib.parse import urlencode
 
 from django import forms
@@ -16,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import path, reverse
 
 from accounts.http import AuthenticatedHttpRequest
-from assessments import access
+from assessments import access, charts
 from assessments.models import Adjudication, Campaign, Judgment, Topic
 from assessments.rendering import DOCUMENT_PAGE_CSP, document_html, safe_link
 from assessments.selectors.agreement import list_disagreements, requested_scope
@@ -26,21 +25,30 @@ ALL_CASES = 100_000  # one page holding every disagreement of a scope, for the c
 
 
 class DecisionForm(forms.Form):
-    relevance = forms.TypedChoiceField(coerce=int, widget=forms.RadioSelect)
-    quality = forms.TypedChoiceField(coerce=int, empty_value=None, required=False, widget=forms.RadioSelect)
-    stance = forms.ChoiceField(required=False, widget=forms.RadioSelect)
+    """One set of radio buttons per dimension of the campaign's scheme, in its order and named by it, then the reason.
+
+    A dimension that is always asked and required has no "none"; any other may be left undecided, and
+    services.adjudication checks the whole decision against the scheme (its conditions and what it requires)."""
+
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=5000)
 
     def __init__(self, *args, campaign: Campaign, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        scheme = campaign.label_scheme
-        cast(forms.TypedChoiceField, self.fields["relevance"]).choices = [(v.value, f"{v.value} {v.name}") for v in scheme.relevance]
-        for name in ("quality", "stance"):
-            values = getattr(scheme, name)
-            if values:
-                cast(forms.ChoiceField, self.fields[name]).choices = [("", "none"), *((v.value, f"{v.value} {v.name}" if name == "quality" else v.name) for v in values)]
-            else:
-                del self.fields[name]
+        self.scheme = campaign.label_scheme
+        labels = {}
+        for d in self.scheme.dimensions:
+            always = d.required and d.condition is None
+            choices = [(v.value, f"{v.value} {v.name}" if d.ordinal else v.name) for v in d.values]
+            labels[d.name] = forms.TypedChoiceField(
+                label=d.title, coerce=d.parse, empty_value=None, required=always, widget=forms.RadioSelect,
+                choices=choices if always else [("", "none"), *choices],
+            )
+        self.fields = {**labels, "reason": self.fields["reason"]}
+
+    def decision(self) -> Decision:
+        """The valid form's decision: the dimensions given a value, and the reason."""
+        data = self.cleaned_data
+        return Decision(labels={d: data[d] for d in self.scheme.names if data.get(d) is not None}, reason=data["reason"])
 
 
 def _cases(request: AuthenticatedHttpRequest, campaign: Campaign) -> tuple[list[tuple[str, int]], set[tuple[str, int]], str]:
@@ -78,23 +86,24 @@ def adjudication_page(request: AuthenticatedHttpRequest, slug: str, topic: str, 
     topic_row.campaign = campaign
     document = access.get_document_for_campaign(campaign, document_id)
     current = Adjudication.objects.filter(topic=topic_row, document=document).first()
-    form = DecisionForm(request.POST or None, campaign=campaign, initial=current and {
-        "relevance": current.relevance, "quality": current.quality, "stance": current.stance, "reason": current.reason,
-    })
+    form = DecisionForm(request.POST or None, campaign=campaign, initial=current and {**current.labels, "reason": current.reason})
     keys, decided, query = _cases(request, campaign)
     previous, following = _neighbours(keys, decided, (topic, document_id))
     if request.method == "POST" and form.is_valid():
         try:
-            adjudicate(topic=topic_row, document=document, decision=Decision(**form.cleaned_data), by=request.user)
+            adjudicate(topic=topic_row, document=document, decision=form.decision(), by=request.user)
         except AdjudicationError as exc:
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"Final label of {document.doc_id} for topic {topic} recorded.")
             return redirect(_case_url(campaign, following, query) or f"{reverse('assessments:disagreements', args=[slug])}?{query}")
+    scheme = form.scheme
     judgments = Judgment.objects.filter(topic=topic_row, document=document).select_related("assessor").order_by("phase", "assessor__username")
+    history = current.events.select_related("adjudicator") if current else []
     context = {
         "campaign": campaign, "topic": topic_row, "document": document, "form": form, "query": query,
-        "judgments": judgments, "adjudication": current, "history": current.events.select_related("adjudicator") if current else [],
+        "dimensions": scheme.dimensions, "judgments": [(j, charts.label_chips(scheme, j.labels, missing=True)) for j in judgments],
+        "adjudication": current, "history": [(e, charts.label_chips(scheme, e.labels)) for e in history],
         "previous_url": _case_url(campaign, previous, query), "next_url": _case_url(campaign, following, query),
         "open_cases": sum(1 for k in keys if k not in decided), "document_url": safe_link(document.url),
         "body_html": document_html(document.body, is_html=document.is_html) if document.has_text else "",

@@ -50,7 +50,7 @@ def agreement_page(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse
         "progress_rows": charts.progress_rows(board.monitoring.progress, activity),
         "timing": charts.time_segments(board.monitoring.timing, TIME_BUCKETS),
         "time_buckets": list(zip(TIME_BUCKETS, charts.TIME_COLOURS)),
-        "label_mix": charts.label_mix_bars(board.monitoring.label_mix),
+        "label_mix": charts.label_mix_bars(board.monitoring.label_mix, campaign.label_scheme),
         "rounds": board.rounds,
         "phases": PHASE_CHOICES,
     }
@@ -73,18 +73,18 @@ def disagreement_page(request: AuthenticatedHttpRequest, slug: str) -> HttpRespo
         order = "total"
         found = list_disagreements(campaign=campaign, scope=scope, page=request.GET.get("page", 1))
     scheme = campaign.label_scheme
-    names = {dim: {v.value: v.name for v in getattr(scheme, dim)} for dim in found.dimensions}
-    def named(labels: dict | None) -> dict | None:
-        return labels and {**labels, **{f"{d}_name": names[d].get(labels[d], "") for d in found.dimensions}}
-
     decided = {
-        (number, document_id): (relevance, quality, stance)
-        for number, document_id, relevance, quality, stance in Adjudication.objects.filter(
+        (number, document_id): labels
+        for number, document_id, labels in Adjudication.objects.filter(
             topic__campaign=campaign, document_id__in=[row.document_id for row in found.page.object_list]
-        ).values_list("topic__number", "document_id", "relevance", "quality", "stance")
+        ).values_list("topic__number", "document_id", "labels")
     }
     rows = [
-        (row, [named(labels) for labels in row.labels], decided.get((row.topic, row.document_id)))
+        (
+            row,
+            [None if labels is None else charts.label_chips(scheme, labels, missing=True) for labels in row.labels],
+            None if (final := decided.get((row.topic, row.document_id))) is None else charts.label_chips(scheme, final),
+        )
         for row in found.page.object_list
     ]
     context = {
@@ -93,7 +93,7 @@ def disagreement_page(request: AuthenticatedHttpRequest, slug: str) -> HttpRespo
         "found": found,
         "rows": rows,
         "order": order,
-        "orders": ["total", *found.dimensions],
+        "orders": [("total", "all labels"), *((d.name, d.title) for d in scheme.dimensions)],
         "rounds": training_rounds(campaign),
         "phases": PHASE_CHOICES,
     }

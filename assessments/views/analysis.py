@@ -13,17 +13,19 @@ from django.urls import path
 from accounts.http import AuthenticatedHttpRequest
 from assessments import access
 from assessments.models import Campaign, Run
-from assessments.services import comparison, evaluation, exports, reusability
+from assessments.services import comparison, exports, reusability
 from assessments.views.results import EvaluationForm, kind_choices
 
 
 class OneKindForm(EvaluationForm):
-    kind = forms.ChoiceField(initial="relevance", label="Labels")
-    defaults = (*EvaluationForm.defaults, "kind")
+    kind = forms.ChoiceField(label="Labels")
 
     def __init__(self, data, *, campaign: Campaign, user):
-        super().__init__(data, campaign=campaign, user=user)
-        cast(forms.ChoiceField, self.fields["kind"]).choices = kind_choices(campaign, evaluation.EVALUATED_KINDS)
+        if data is not None and "kind" not in data:  # unset: the scheme's primary dimension, as in the commands
+            data = data.copy()
+            data["kind"] = campaign.label_scheme.primary.name
+        super().__init__(data, campaign=campaign, user=user, initial={"kind": campaign.label_scheme.primary.name})
+        cast(forms.ChoiceField, self.fields["kind"]).choices = kind_choices(campaign, measured=True)
 
 
 class CompareForm(OneKindForm):

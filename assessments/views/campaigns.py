@@ -1,6 +1,8 @@
 """Organiser pages: the campaigns a user runs, a new campaign, its settings, and the people who run one. Views translate HTTP;
 services do the work."""
 
+import json
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -13,7 +15,7 @@ from django.views.decorators.http import require_POST
 from accounts.http import AuthenticatedHttpRequest
 from accounts.models import User
 from assessments import access
-from assessments.labels import PRESETS
+from assessments.labels import PRESETS, LabelScheme, SchemeError
 from assessments.models import Campaign, Membership
 from assessments.selectors.campaigns import campaigns_for_organiser, members_of
 from assessments.services import campaigns
@@ -22,10 +24,33 @@ from assessments.services import campaigns
 class CampaignForm(forms.Form):
     slug = forms.SlugField(max_length=64, help_text="short name for URLs and commands, e.g. touche22-task2")
     name = forms.CharField(max_length=200)
-    # A custom scheme is a JSON file: `create_campaign --preset custom --scheme FILE` on the command line.
-    preset = forms.ChoiceField(choices=[(name, description) for name, (description, _) in PRESETS.items()])
+    preset = forms.ChoiceField(
+        choices=[("", "— your own scheme, below —"), *((name, description) for name, (description, _) in PRESETS.items())],
+        required=False,
+    )
+    scheme = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}), required=False, label="Your own label scheme",
+        help_text='JSON, as create_campaign --scheme reads it: {"version": 2, "dimensions": [...]}; leave empty with a preset',
+    )
     collection = forms.SlugField(max_length=64, required=False, help_text="shared with campaigns over the same corpus")
     guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+
+
+    def clean_preset(self) -> str | None:
+        return self.cleaned_data["preset"] or None
+
+    def clean_scheme(self) -> LabelScheme | None:
+        text = self.cleaned_data["scheme"].strip()
+        if not text:
+            return None
+        try:
+            return LabelScheme.from_json(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"line {exc.lineno}: invalid JSON: {exc.msg}") from exc
+        except RecursionError as exc:
+            raise forms.ValidationError("JSON nested too deeply") from exc
+        except SchemeError as exc:
+            raise forms.ValidationError(str(exc)) from exc
 
 
 class SettingsForm(forms.ModelForm):
@@ -36,8 +61,7 @@ class SettingsForm(forms.ModelForm):
         model = Campaign
         fields = campaigns.SETTINGS
         widgets = {"guidelines": forms.Textarea(attrs={"rows": 4})}
-        labels = {"ask_details_only_if_relevant": "Ask quality and stance only of relevant documents",
-                  "propagate_to_duplicates": "Copy labels to duplicate documents"}
+        labels = {"propagate_to_duplicates": "Copy labels to duplicate documents"}
         help_texts = {"agreement_threshold": "mean kappa an assessor needs to pass training (−1 to 1)",
                       "overlap_share": "share of each main-phase topic a second assessor judges (0 to 1)"}
 

@@ -17,7 +17,7 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
 from accounts.http import AuthenticatedHttpRequest
-from assessments import access
+from assessments import access, charts
 from assessments.models import Judgment
 from assessments.selectors.discussion import STATUSES, discussion
 from assessments.services.discussion import DiscussionError, reply
@@ -36,12 +36,14 @@ def discussion_page(request: AuthenticatedHttpRequest, slug: str) -> HttpRespons
     filters = _filters(request)
     items = discussion(campaign=campaign, **filters, named_phases=access.named_label_phases(request.user, campaign))
     page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
+    scheme = campaign.label_scheme
+    shown = [(item, charts.label_chips(scheme, item.judgment.labels) if item.show_labels else None) for item in page]
     people = (
         Judgment.objects.filter(topic__campaign=campaign).exclude(flagged=False, note="")
         .values_list("assessor__username", flat=True).distinct().order_by("assessor__username")
     )
     return render(request, "assessments/discussion.html", {
-        "campaign": campaign, "page": page, "filters": filters, "query": urlencode({k: v for k, v in filters.items() if v}),
+        "campaign": campaign, "page": page, "shown": shown, "filters": filters, "query": urlencode({k: v for k, v in filters.items() if v}),
         "topics": campaign.topics.order_by("position", "number").values_list("number", flat=True),
         "assessors": people, "statuses": STATUSES, "can_adjudicate": access.can_adjudicate(request.user, campaign),
     })

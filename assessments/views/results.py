@@ -22,6 +22,7 @@ from django.views.decorators.http import require_POST
 from accounts.http import AuthenticatedHttpRequest
 from assessments import access
 from assessments.formats.errors import FormatError
+from assessments.formats.qrels import MERGED_COLUMNS
 from assessments.models import Campaign
 from assessments.selectors.campaigns import recent_jobs
 from assessments.services import evaluation, exports
@@ -33,9 +34,11 @@ ORDER_CHOICES = [("score", "Score, ties by doc id (trec_eval)"), ("rank", "Rank 
 DIFF_LINES_SHOWN = 1000
 
 
-def kind_choices(campaign: Campaign, kinds) -> list[tuple[str, str]]:
+def kind_choices(campaign: Campaign, *, measured: bool = False) -> list[tuple[str, str]]:
+    """The dimensions of the campaign's label scheme, by title; `measured`: only those a measure can score."""
     scheme = campaign.label_scheme
-    return [(kind, kind.capitalize()) for kind in kinds if kind == "relevance" or scheme.values(kind)]
+    names = evaluation.measured_kinds(scheme) if measured else scheme.names
+    return [(name, scheme.dimension(name).title) for name in names]
 
 
 def _rule_choices(campaign: Campaign, user) -> list[tuple[str, str]]:
@@ -94,7 +97,7 @@ class LeaderboardForm(EvaluationForm):
     defaults = (*EvaluationForm.defaults, "ci", "test")
 
     def __init__(self, data, *, campaign: Campaign, user):
-        kinds = kind_choices(campaign, evaluation.EVALUATED_KINDS)
+        kinds = kind_choices(campaign, measured=True)
         if data is not None and "kind" not in data:
             data = data.copy()
             data.setlist("kind", [value for value, _ in kinds])
@@ -136,8 +139,9 @@ def _table(board: evaluation.Leaderboard, results: list, sort: str, descending: 
         if level:
             columns.append(("", f"{level:.0%} interval", False))
         columns.append((f"{kind}_judged", f"judged@{board.judged_depth}", True))
-    if board.has_stance:
-        columns += [("accuracy", "Stance accuracy", True), ("macro_f1", "Stance macro-F1", True)]
+    if board.stance_kind:
+        name = board.stance_kind.capitalize()
+        columns += [("accuracy", f"{name} accuracy", True), ("macro_f1", f"{name} macro-F1", True)]
     header = []
     for key, label, numeric in columns:
         active = key == sort
@@ -167,12 +171,12 @@ def _table(board: evaluation.Leaderboard, results: list, sort: str, descending: 
                 cells.append({"bar": _ci_bar(interval[0], interval[1], scores.mean) if interval else None, "text": "" if interval else "–"})
             # Below 1 the pool has holes: unjudged documents in this run's top k count as non-relevant.
             cells.append({"text": f"{scores.judged_at_k:.3f}", "numeric": True, "warn": scores.judged_at_k < 1})
-        if board.has_stance:
+        if board.stance_kind:
             stance = result.stance
             for value in (stance and stance.accuracy, stance and stance.macro_f1):
                 cells.append({
                     "text": "–" if value is None else f"{value:.4f}", "numeric": True,
-                    "title": f"{stance.n} documents with a stance judgment" if stance else "no stance column",
+                    "title": f"{stance.n} documents with a {board.stance_kind} judgment" if stance else "no stance column",
                 })
         rows.append(cells)
     return header, rows
@@ -224,19 +228,19 @@ class ExportForm(forms.Form):
     def __init__(self, data=None, *, campaign: Campaign, user):
         access.check_rule(user, campaign, (data or {}).get("rule", ""))  # a post forcing a rule not offered: 403
         super().__init__(data)
-        cast(forms.ChoiceField, self.fields["kind"]).choices = kind_choices(campaign, exports.KINDS)
+        cast(forms.ChoiceField, self.fields["kind"]).choices = kind_choices(campaign)
         cast(forms.ChoiceField, self.fields["rule"]).choices = _rule_choices(campaign, user)
 
 
 class ImportForm(forms.Form):
-    file = forms.FileField(help_text="topic 0 doc label, or the five-column topic doc relevance quality 0; plain or gzip")
+    file = forms.FileField(help_text=f"topic 0 doc label, or the five-column topic doc {' '.join(MERGED_COLUMNS)} 0; plain or gzip")
     kind = forms.ChoiceField()
     assessor = forms.CharField(max_length=150, help_text="the labels are kept as this user's judgments (created if missing)")
     phase = forms.ChoiceField(choices=PHASE_CHOICES[:2], initial="main")
 
     def __init__(self, *args, campaign: Campaign, **kwargs):
         super().__init__(*args, **kwargs)
-        cast(forms.ChoiceField, self.fields["kind"]).choices = kind_choices(campaign, qrels_imports.KINDS)
+        cast(forms.ChoiceField, self.fields["kind"]).choices = kind_choices(campaign)
 
 
 def _qrels_page(request: AuthenticatedHttpRequest, campaign: Campaign, *, import_form: ImportForm | None = None, status: int = 200):

@@ -96,14 +96,27 @@ export function adopt(url) {
   if (!orphans.length) return null;
   const newest = orphans.reduce((a, b) => (a.seq > b.seq ? a : b));
   delete items[newest.key];
-  Object.assign(newest, { key, owner: TAB });
+  Object.assign(newest, { key, owner: TAB, changes: upgraded(newest.changes) });
   items[key] = newest;
   store(items);
   return newest;
 }
 
+/** Changes kept by a page from before labels were keyed by dimension ({relevance: 2, stance: ""}) in today's form
+ * ({labels: {relevance: 2, stance: null}}): every field but the note and the flag was a dimension, "" none. */
+function upgraded(changes) {
+  const result = { labels: Object.assign({}, changes.labels) };
+  for (const [field, value] of Object.entries(changes)) {
+    if (field === "note" || field === "flagged") result[field] = value;
+    else if (field !== "labels") result.labels[field] = value === "" ? null : value;
+  }
+  if (!Object.keys(result.labels).length) delete result.labels;
+  return result;
+}
+
 let seq = Date.now();
-/** Keep `changes` (label fields) for the document at `target.url` and send them. `base` is the revision the
+/** Keep `changes` ({labels: {dimension: value or null}, note, flagged}, each optional) for the document at
+ * `target.url` and send them; dimensions merge with those already waiting. `base` is the revision the
  * page saw; an item already waiting keeps its own (its changes were made first), and a body already sent stays
  * as it was sent. `time` is the running total of active time on the document. */
 export function record(target, changes, base, time) {
@@ -111,7 +124,9 @@ export function record(target, changes, base, time) {
   const items = load();
   const key = TAB + " " + target.url;
   const item = items[key] || { key, owner: TAB, url: target.url, page: target.page, base, changes: {}, time: 0 };
-  Object.assign(item.changes, changes);
+  const { labels, ...fields } = changes;
+  Object.assign(item.changes, fields);
+  if (labels) item.changes.labels = Object.assign({}, item.changes.labels, labels);
   item.time = Math.max(item.time, Math.round(time));
   item.seq = ++seq;
   delete item.error;
@@ -215,7 +230,7 @@ async function send(key) {
   const item = load()[key];
   if (!item || item.error || item.conflict) return "done";
   if (!item.sending) {
-    item.sending = { changes: Object.assign({}, item.changes), base: item.base, time: item.time, seq: item.seq };
+    item.sending = { changes: upgraded(item.changes), base: item.base, time: item.time, seq: item.seq };
     settle(key, (items, current) => { current.sending = item.sending; });
   }
   const body = item.sending;

@@ -8,6 +8,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from assessments.labels import PRESETS
 from assessments.models import Assignment, AssignmentItem, Campaign, Judgment, JudgmentEvent, PoolSource, Run
 
 pytestmark = pytest.mark.django_db
@@ -17,17 +18,26 @@ def judgment_url(assignment, entry):
     return reverse("work-judgment", args=[assignment.pk, entry.pk])
 
 
-def put(client, assignment, entry, **body):
-    return client.put(judgment_url(assignment, entry), body, content_type="application/json")
+FIELDS = ("note", "flagged", "time_spent_ms", "base_revision")
 
 
-def patch(client, assignment, entry, **body):
-    return client.patch(judgment_url(assignment, entry), body, content_type="application/json")
+def body(**fields):
+    """The save's body: dimensions (relevance=2, quality=None) go into its `labels`, the other fields beside it."""
+    labels = {name: value for name, value in fields.items() if name not in FIELDS}
+    return {"labels": labels, **{name: value for name, value in fields.items() if name in FIELDS}} if labels else fields
+
+
+def put(client, assignment, entry, **fields):
+    return client.put(judgment_url(assignment, entry), body(**fields), content_type="application/json")
+
+
+def patch(client, assignment, entry, **fields):
+    return client.patch(judgment_url(assignment, entry), body(**fields), content_type="application/json")
 
 
 def stored(entry):
     judgment = Judgment.objects.get(document=entry.document)
-    return judgment.revision, judgment.relevance, judgment.quality, judgment.stance, judgment.note
+    return judgment.revision, judgment.labels, judgment.note
 
 
 def test_a_label_is_created_then_updated_with_every_change_kept(login, assignment, pool):
@@ -37,11 +47,11 @@ def test_a_label_is_created_then_updated_with_every_change_kept(login, assignmen
     assert first.json()["revision"] == 1 and first.json()["source"] == "web"
     second = put(client, assignment, pool[0], relevance=2, quality=2, stance="FIRST", note="clear winner", time_spent_ms=9000)
     assert second.json() | {"updated_at": None} == {
-        "relevance": 2, "quality": 2, "stance": "FIRST", "note": "clear winner", "flagged": False,
+        "labels": {"relevance": 2, "quality": 2, "stance": "FIRST"}, "note": "clear winner", "flagged": False,
         "time_spent_ms": 9000, "revision": 2, "source": "web", "updated_at": None,
     }
     history = JudgmentEvent.objects.filter(judgment__document=pool[0].document).order_by("revision")
-    assert list(history.values_list("relevance", "quality", "stance")) == [(1, None, ""), (2, 2, "FIRST")]
+    assert list(history.values_list("labels", flat=True)) == [{"relevance": 1}, {"relevance": 2, "quality": 2, "stance": "FIRST"}]
     judgment = Judgment.objects.get()
     assert (judgment.topic_id, judgment.assessor_id, judgment.phase) == (assignment.topic_id, assignment.assessor_id, "training")
 
@@ -64,7 +74,7 @@ def test_a_save_from_a_stale_revision_gets_409_with_the_stored_judgment_and_chan
     assert response.status_code == 409
     assert response.json()["code"] == "stale_revision"
     assert response.json()["judgment"] | {"updated_at": None} == {
-        "relevance": 2, "quality": 2, "stance": "FIRST", "note": "clear", "flagged": False,
+        "labels": {"relevance": 2, "quality": 2, "stance": "FIRST"}, "note": "clear", "flagged": False,
         "time_spent_ms": 0, "revision": 1, "source": "web", "updated_at": None,
     }
     assert (stored(pool[0]), list(JudgmentEvent.objects.values_list("pk", flat=True))) == before
@@ -98,35 +108,40 @@ def test_a_duplicate_retry_gets_200_and_no_new_history_row(login, assignment, po
     assert JudgmentEvent.objects.count() == 2
     # The first save retried late, after the second: also nothing to do, and nothing undone.
     assert patch(client, assignment, pool[0], relevance=1, base_revision=0, time_spent_ms=3000).status_code == 200
-    assert stored(pool[0]) == (2, 1, None, "NO", "") and JudgmentEvent.objects.count() == 2
+    assert stored(pool[0]) == (2, {"relevance": 1, "stance": "NO"}, "") and JudgmentEvent.objects.count() == 2
 
 
 def test_patch_changes_only_the_fields_it_sends(login, assignment, pool):
     client = login(assignment.assessor)
     put(client, assignment, pool[0], relevance=2, quality=1, stance="SECOND", note="both", flagged=True)
-    response = patch(client, assignment, pool[0], stance="FIRST", base_revision=1)
+    response = client.patch(judgment_url(assignment, pool[0]), {"labels": {"stance": "FIRST"}, "base_revision": 1}, content_type="application/json")
     assert response.status_code == 200
-    assert (response.json()["relevance"], response.json()["quality"], response.json()["flagged"]) == (2, 1, True)
-    assert stored(pool[0]) == (2, 2, 1, "FIRST", "both")
-    history = JudgmentEvent.objects.order_by("revision").values_list("relevance", "quality", "stance", "note", "flagged")
-    assert list(history) == [(2, 1, "SECOND", "both", True), (2, 1, "FIRST", "both", True)]
+    assert (response.json()["labels"], response.json()["flagged"]) == ({"relevance": 2, "quality": 1, "stance": "FIRST"}, True)
+    assert stored(pool[0]) == (2, {"relevance": 2, "quality": 1, "stance": "FIRST"}, "both")
+    history = JudgmentEvent.objects.order_by("revision").values_list("labels", "note", "flagged")
+    assert list(history) == [
+        ({"relevance": 2, "quality": 1, "stance": "SECOND"}, "both", True), ({"relevance": 2, "quality": 1, "stance": "FIRST"}, "both", True),
+    ]
+    # null clears one dimension and keeps the others.
+    response = client.patch(judgment_url(assignment, pool[0]), {"labels": {"quality": None}, "base_revision": 2}, content_type="application/json")
+    assert response.json()["labels"] == {"relevance": 2, "stance": "FIRST"} and stored(pool[0])[0] == 3
 
 
 @pytest.mark.parametrize(
-    ("body", "message"),
+    ("labels", "message"),
     [
-        ({"quality": 1}, "a first label needs a relevance"),
-        ({"relevance": 0, "stance": "NO"}, "quality and stance are asked only of relevant documents"),
+        ({"quality": 1}, "quality is asked only when relevance ≥ 1"),
+        ({"relevance": 0, "stance": "NO"}, "stance is asked only when relevance ≥ 1"),
     ],
 )
-def test_a_patch_is_checked_as_the_label_it_would_store(login, assignment, pool, body, message):
+def test_a_patch_is_checked_as_the_label_it_would_store(login, assignment, pool, labels, message):
     client = login(assignment.assessor)
-    response = patch(client, assignment, pool[0], **body)
+    response = patch(client, assignment, pool[0], **labels)
     assert response.status_code == 400 and message in response.json()["detail"]
     put(client, assignment, pool[1], relevance=2, quality=2)
     # Relevance 0 alone would leave quality on a non-relevant document: the client must clear it too.
     response = patch(client, assignment, pool[1], relevance=0)
-    assert response.status_code == 400 and "asked only of relevant documents" in response.json()["detail"]
+    assert response.status_code == 400 and "quality is asked only when relevance ≥ 1" in response.json()["detail"]
     assert patch(client, assignment, pool[1], relevance=0, quality=None).json()["revision"] == 2
 
 
@@ -134,11 +149,11 @@ def test_a_client_without_base_revision_overwrites_as_before(assignment, pool):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION="Token " + Token.objects.create(user=assignment.assessor).key)
     url = judgment_url(assignment, pool[0])
-    client.put(url, {"relevance": 2, "quality": 2, "stance": "FIRST"}, format="json")
-    client.put(url, {"relevance": 2, "quality": 1, "stance": "FIRST", "base_revision": 1}, format="json")
-    response = client.put(url, {"relevance": 1}, format="json")  # last writer wins, missing fields cleared
+    client.put(url, {"labels": {"relevance": 2, "quality": 2, "stance": "FIRST"}}, format="json")
+    client.put(url, {"labels": {"relevance": 2, "quality": 1, "stance": "FIRST"}, "base_revision": 1}, format="json")
+    response = client.put(url, {"labels": {"relevance": 1}}, format="json")  # last writer wins, missing fields cleared
     assert response.status_code == 200 and response.json()["revision"] == 3
-    assert stored(pool[0]) == (3, 1, None, "", "")
+    assert stored(pool[0]) == (3, {"relevance": 1}, "")
 
 
 def test_the_api_schema_documents_base_revision_and_the_conflict(login, assignment):
@@ -150,6 +165,11 @@ def test_the_api_schema_documents_base_revision_and_the_conflict(login, assignme
     components = schema["components"]["schemas"]
     assert "Leave it out to overwrite" in components["WorkSave"]["properties"]["base_revision"]["description"]
     assert "stale_revision" in str(components["SaveRefused"])
+    # The labels are one object keyed by dimension, in the body and in the answer.
+    for name in ("WorkSave", "PatchedWorkSave", "WorkJudgment"):
+        labels = components[name]["properties"]["labels"]
+        assert labels["type"] == "object" and "relevance" not in components[name]["properties"], name
+    assert "null clears one" in components["WorkSave"]["properties"]["labels"]["description"]
 
 
 def test_time_spent_is_a_running_total_the_server_never_lowers(login, assignment, pool):
@@ -160,37 +180,56 @@ def test_time_spent_is_a_running_total_the_server_never_lowers(login, assignment
 
 
 @pytest.mark.parametrize(
-    ("body", "message"),
+    ("labels", "message"),
     [
         ({"relevance": 3}, "relevance 3 is not one of [0, 1, 2]"),
         ({"relevance": 1, "stance": "PRO"}, "stance 'PRO' is not one of"),
-        ({"relevance": 0, "quality": 1}, "quality and stance are asked only of relevant documents"),
-        ({"relevance": 0, "stance": "NO"}, "quality and stance are asked only of relevant documents"),
+        ({"relevance": 0, "quality": 1}, "quality is asked only when relevance ≥ 1"),
+        ({"relevance": 0, "stance": "NO"}, "stance is asked only when relevance ≥ 1"),
+        ({"relevance": True}, "relevance True is not one of"),
+        ({"relevance": 1, "coherence": 2}, "'coherence' is not a label dimension of this campaign"),
     ],
 )
-def test_labels_the_campaign_does_not_ask_for_are_refused_with_the_reason(login, assignment, pool, body, message):
-    response = put(login(assignment.assessor), assignment, pool[0], **body)
+def test_labels_the_campaign_does_not_ask_for_are_refused_with_the_reason(login, assignment, pool, labels, message):
+    response = put(login(assignment.assessor), assignment, pool[0], **labels)
     assert response.status_code == 400
     assert message in response.json()["detail"]
     assert not Judgment.objects.exists()
 
 
 def test_details_of_non_relevant_documents_are_accepted_when_the_campaign_asks_them_always(login, assignment, pool):
-    Campaign.objects.filter(pk=assignment.topic.campaign_id).update(ask_details_only_if_relevant=False)
+    scheme = PRESETS["touche-2022-task2"][1].to_json()
+    for dimension in scheme["dimensions"]:
+        dimension.pop("condition", None)
+    Campaign.objects.filter(pk=assignment.topic.campaign_id).update(scheme=scheme)
     response = put(login(assignment.assessor), assignment, pool[0], relevance=0, quality=1)
-    assert response.status_code == 200 and response.json()["quality"] == 1
+    assert response.status_code == 200 and response.json()["labels"]["quality"] == 1
+
+
+def test_a_flag_and_a_note_alone_are_a_judgment_that_leaves_the_document_unjudged(login, assignment, pool):
+    client = login(assignment.assessor)
+    response = patch(client, assignment, pool[0], flagged=True, note="Is this about cats at all?", base_revision=0)
+    assert response.status_code == 200 and response.json()["labels"] == {} and response.json()["revision"] == 1
+    queue = client.get(reverse("work-queue", args=[assignment.pk])).json()["results"]
+    assert (queue[0]["judged"], queue[0]["judgment"]["flagged"]) == (False, True)
+    [work] = client.get(reverse("work-list")).json()
+    assert work["judged"] == 0
+    assert patch(client, assignment, pool[0], relevance=1, base_revision=1).json()["labels"] == {"relevance": 1}
+    assert client.get(reverse("work-list")).json()[0]["judged"] == 1
 
 
 def test_a_malformed_body_is_refused_field_by_field(login, assignment, pool):
-    response = put(login(assignment.assessor), assignment, pool[0], quality=1, time_spent_ms=-5)
+    response = login(assignment.assessor).put(
+        judgment_url(assignment, pool[0]), {"labels": [1], "time_spent_ms": -5}, content_type="application/json"
+    )
     assert response.status_code == 400
-    assert set(response.json()) == {"relevance", "time_spent_ms"}
+    assert set(response.json()) == {"labels", "time_spent_ms"}
 
 
 @pytest.mark.parametrize("method", ["put", "patch"])
 @pytest.mark.parametrize(("body", "errors"), [
     ([1, 2], {"non_field_errors": ["Invalid data. Expected a dictionary, but got list."]}),
-    ({"relevance": "high", "flagged": "maybe"}, {"relevance": ["A valid integer is required."], "flagged": ["Must be a valid boolean."]}),
+    ({"labels": "high", "flagged": "maybe"}, {"labels": ['Expected a dictionary of items but got type "str".'], "flagged": ["Must be a valid boolean."]}),
 ])
 def test_a_body_that_is_not_a_label_is_refused_and_says_why(login, assignment, pool, method, body, errors):
     client = login(assignment.assessor)
@@ -210,9 +249,9 @@ def test_a_closed_campaign_takes_no_more_labels(login, assignment, pool):
 def test_a_script_with_a_token_judges_through_the_same_endpoint(assignment, pool):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION="Token " + Token.objects.create(user=assignment.assessor).key)
-    response = client.put(judgment_url(assignment, pool[2]), {"relevance": 2, "quality": 1}, format="json")
+    response = client.put(judgment_url(assignment, pool[2]), {"labels": {"relevance": 2, "quality": 1}}, format="json")
     assert response.status_code == 200 and response.json()["source"] == "api"
-    assert client.get(judgment_url(assignment, pool[2])).json()["relevance"] == 2
+    assert client.get(judgment_url(assignment, pool[2])).json()["labels"] == {"relevance": 2, "quality": 1}
 
 
 def test_getting_a_judgment_not_made_yet_is_404(login, assignment, pool):
@@ -229,7 +268,8 @@ def test_the_queue_lists_the_pool_in_order_with_only_the_callers_labels(login, a
         (n + 1, e.pk, e.document.doc_id) for n, e in enumerate(pool)
     ]
     # Training: bob's label on entry 1 is not shown to alice.
-    assert [i["judgment"] and i["judgment"]["relevance"] for i in data["results"]] == [None, 1, None]
+    assert [i["judgment"] and i["judgment"]["labels"] for i in data["results"]] == [None, {"relevance": 1}, None]
+    assert [i["judged"] for i in data["results"]] == [False, True, False]
     unjudged = client.get(reverse("work-queue", args=[assignment.pk]), {"unjudged": "1"}).json()
     assert [i["position"] for i in unjudged["results"]] == [1, 3]
 
@@ -241,7 +281,8 @@ def test_work_lists_progress_and_where_to_resume(login, assignment, pool):
     assert (work["id"], work["pool_size"], work["judged"], work["topic"]["number"]) == (assignment.pk, 3, 1, "1")
     detail = client.get(reverse("work-detail", args=[assignment.pk])).json()
     assert detail["resume_position"] == 2
-    assert detail["campaign"]["scheme"]["relevance"][2] == {"value": 2, "name": "Highly relevant", "key": "2"}
+    relevance = detail["campaign"]["scheme"]["dimensions"][0]
+    assert (relevance["name"], relevance["values"][2]) == ("relevance", {"value": 2, "name": "Highly relevant", "key": "2"})
 
 
 def test_an_item_is_the_sanitised_document_with_the_callers_label(login, assignment, pool):
@@ -325,7 +366,7 @@ def test_a_label_reaches_the_documents_twins_when_the_campaign_propagates(login,
     assert response.status_code == 200
     twin = Judgment.objects.filter(assessor=assignment.assessor, document=pool[2].document).first()
     if propagate:
-        assert (twin.relevance, twin.quality, twin.stance, twin.source) == (2, 1, "SECOND", "duplicate")
+        assert (twin.labels, twin.source) == ({"relevance": 2, "quality": 1, "stance": "SECOND"}, "duplicate")
     else:
         assert twin is None
     assert not Judgment.objects.filter(document=pool[1].document).exists()

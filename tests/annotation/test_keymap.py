@@ -1,7 +1,7 @@
 """The judge page's keys: every label key from the scheme, commands that never clash with them."""
 
 from annotation.keymap import keymap
-from assessments.labels import PRESETS, LabelScheme, LabelValue
+from assessments.labels import GRADED, PRESETS, Dimension, LabelScheme, LabelValue
 
 
 def test_every_preset_keeps_all_command_letters():
@@ -20,7 +20,7 @@ def test_labels_carry_their_dimension_value_and_key():
 
 
 def test_a_custom_scheme_that_claims_a_command_key_wins_and_the_command_keeps_its_arrow():
-    scheme = LabelScheme(relevance=(LabelValue(0, "No", "j"), LabelValue(1, "Yes", "h")))
+    scheme = LabelScheme((Dimension("relevance", "Relevance", GRADED, (LabelValue(0, "No", "j"), LabelValue(1, "Yes", "h")), required=True),))
     commands = {c["action"]: c["keys"] for c in keymap(scheme)["commands"]}
     assert commands["next"] == ["ArrowRight"]
     assert "highlight" not in commands  # its only key is taken by a label

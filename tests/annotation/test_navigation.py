@@ -14,7 +14,7 @@ def judge_in_order(assignment, pool, positions):
     for position in positions:
         entry = pool[position - 1]
         record_judgment(topic=entry.topic, document=entry.document, assessor=assignment.assessor,
-                        labels=Labels(relevance=1), phase="training")
+                        labels=Labels({"relevance": 1}), phase="training")
 
 
 @pytest.fixture

@@ -11,14 +11,14 @@ from django.urls import reverse
 from assessments.labels import PRESETS
 from assessments.models import Assignment, Campaign, Document, PoolEntry, Topic
 from assessments.services.judging import Labels, record_judgment
-from tests.factories import AssignmentFactory, PoolEntryFactory, TopicFactory
+from tests.factories import AssignmentFactory, CampaignFactory, PoolEntryFactory, TopicFactory
 
 pytestmark = pytest.mark.django_db
 
 
-def judge(entry, assessor, relevance, **labels):
+def judge(entry, assessor, relevance, note="", flagged=False, **labels):
     record_judgment(topic=entry.topic, document=entry.document, assessor=assessor,
-                    labels=Labels(relevance=relevance, **labels), phase="training")
+                    labels=Labels({"relevance": relevance, **labels}, note=note, flagged=flagged), phase="training")
 
 
 def payload(response) -> dict:
@@ -78,8 +78,31 @@ def test_the_judge_page_shows_the_topic_the_document_and_the_scheme(login, assig
     data = payload(response)
     assert [(label["dimension"], label["key"]) for label in data["keys"]["labels"]][:4] == [
         ("relevance", "0"), ("relevance", "1"), ("relevance", "2"), ("quality", "q")]
+    # The scheme, once, for the script: titles, kinds and the conditions that say when a dimension is asked.
+    assert [(d["name"], d["title"], d["kind"], d.get("condition")) for d in data["scheme"]["dimensions"]] == [
+        ("relevance", "Relevance", "graded", None),
+        ("quality", "Argument quality", "graded", {"dimension": "relevance", "min": 1}),
+        ("stance", "Stance towards the objects", "category", {"dimension": "relevance", "min": 1}),
+    ]
+    assert "<legend>Argument quality <span class=\"hint\">if relevance ≥ 1</span></legend>" in page
     assert data["saveUrl"] == reverse("work-judgment", args=[assignment.pk, pool[1].pk])
     assert data["terms"]["objects"] == ["cats", "dogs"]
+
+
+def test_a_document_counts_as_judged_once_every_dimension_its_scheme_asks_has_a_value(login, alice):
+    """Touché 2023 Task 2 asks the direction first: a document of the wrong direction is judged without a relevance,
+    and one of the asked direction only once it has a relevance too."""
+    topic = TopicFactory(campaign=CampaignFactory(preset="touche-2023-task2"), compared_objects=[], cause="broccoli", effect="constipation")
+    entries = [PoolEntryFactory(topic=topic, order=i) for i in range(4)]
+    assignment = AssignmentFactory(topic=topic, assessor=alice)
+    for entry, labels in zip(entries, [{"direction": "WRONG"}, {"direction": "CAUSE_EFFECT"},
+                                       {"direction": "CAUSE_EFFECT", "relevance": 0}, {}], strict=True):
+        record_judgment(topic=topic, document=entry.document, assessor=alice, labels=Labels(labels, flagged=not labels), phase="main")
+    client = login(alice)
+    data = payload(judge_page(client, assignment, 2))
+    assert (data["judgedElsewhere"], data["nextUnjudged"], data["judgment"]["labels"]) == (2, 4, {"direction": "CAUSE_EFFECT"})
+    assert "2 / 4" in client.get(reverse("annotation:my_work")).content.decode()
+    assert [i["judged"] for i in client.get(reverse("work-queue", args=[assignment.pk])).json()["results"]] == [True, False, True, False]
 
 
 def test_a_causal_topic_shows_its_cause_and_effect(login, alice, campaign):
@@ -125,7 +148,7 @@ def test_the_page_carries_only_the_viewers_own_labels(login, assignment, bob_ass
     # Bob's label on #1 does not count for alice: only her #2 is judged.
     assert (first["judgedElsewhere"], first["nextUnjudged"], first["followingUnjudged"]) == (1, 3, 3)
     second = payload(judge_page(client, assignment, 2))
-    assert (second["judgment"]["relevance"], second["judgment"]["flagged"]) == (1, True)
+    assert (second["judgment"]["labels"], second["judgment"]["flagged"]) == ({"relevance": 1}, True)
     assert (second["judgedElsewhere"], second["precedingUnjudged"], second["followingUnjudged"]) == (0, 1, 3)
 
 
@@ -139,7 +162,7 @@ def test_moving_on_fetches_only_the_document_part_with_its_data(login, assignmen
     assert pool[1].document.title in part and "Cats are independent" in part
     data = payload(response)
     assert (data["position"], data["entry"], data["title"]) == (2, pool[1].pk, "2/3 · Topic 1")
-    assert (data["judgment"]["relevance"], data["judgment"]["quality"], data["judgment"]["revision"]) == (2, 1, 1)
+    assert (data["judgment"]["labels"], data["judgment"]["revision"]) == ({"relevance": 2, "quality": 1}, 1)
     assert "script-src 'self'" in response["Content-Security-Policy"]
     # Neither version may come from a cache: the page and its part share the URL, and labels change.
     for answer in (response, judge_page(client, assignment, 2)):
@@ -189,15 +212,17 @@ def test_an_edited_topic_scheme_or_guideline_shows_on_the_next_document(login, a
     never after the organisers change what they show."""
     client = login(assignment.assessor)
     before = judge_page(client, assignment, 1).content.decode()
-    assert 'data-value="FIRST"' in before and "if relevant" in before
+    assert 'data-value="FIRST"' in before and "if relevance ≥ 1" in before
     Topic.objects.filter(pk=training_topic.pk).update(title="Which is better, tea or coffee?", narrative="Only mugs count.")
-    Campaign.objects.filter(pk=campaign.pk).update(
-        guidelines="Read every document twice.", scheme=PRESETS["touche-2023-task1"][1].to_json(), ask_details_only_if_relevant=False
-    )
+    scheme = PRESETS["touche-2023-task1"][1].to_json()
+    for dimension in scheme["dimensions"]:
+        dimension.pop("condition", None)  # details asked of every document
+    Campaign.objects.filter(pk=campaign.pk).update(guidelines="Read every document twice.", scheme=scheme)
     after = judge_page(client, assignment, 2).content.decode()
     for shown in ("Which is better, tea or coffee?", "Only mugs count.", "Read every document twice.", 'data-value="PRO"'):
         assert shown in after
-    assert 'data-value="FIRST"' not in after and "if relevant" not in after
+    assert 'data-value="FIRST"' not in after and "if relevance" not in after
+    assert payload(judge_page(client, assignment, 3))["scheme"] == scheme | {"version": 2}
     assert judge_page(client, assignment, 3).content.decode().count("Only mugs count.") == 1
 
 
@@ -207,7 +232,7 @@ def test_a_closed_campaign_shows_its_labels_read_only(login, assignment, pool, c
     response = judge_page(login(assignment.assessor), assignment, 1)
     assert "This campaign is closed" in response.content.decode()
     data = payload(response)
-    assert data["closed"] is True and data["judgment"]["relevance"] == 2
+    assert data["closed"] is True and data["judgment"]["labels"] == {"relevance": 2}
 
 
 def test_the_page_its_script_and_its_forms_send_one_csrf_token_the_server_takes(alice, assignment, pool):
@@ -220,7 +245,7 @@ def test_the_page_its_script_and_its_forms_send_one_csrf_token_the_server_takes(
     page = response.content.decode()
     token = payload(response)["csrf"]
     assert f'"X-CSRFToken": "{token}"' in page and f'name="csrfmiddlewaretoken" value="{token}"' in page
-    save = client.put(payload(response)["saveUrl"], {"relevance": 1}, content_type="application/json", headers={"X-CSRFToken": token})
+    save = client.put(payload(response)["saveUrl"], {"labels": {"relevance": 1}}, content_type="application/json", headers={"X-CSRFToken": token})
     assert save.status_code == 200
     assert client.post(reverse("accounts:logout"), {"csrfmiddlewaretoken": token}).status_code == 302
 
@@ -234,9 +259,9 @@ def test_the_next_document_s_part_mints_no_token_and_the_page_s_token_saves_it(a
     token = payload(judge_page(client, assignment, 1))["csrf"]
     part = client.get(reverse("annotation:judge", args=[assignment.pk, 2]), headers={"HX-Request": "true"})
     data = payload(part)
-    assert not {"csrf", "keys", "terms"} & set(data) and "csrfmiddlewaretoken" not in part.content.decode()
-    save = client.patch(data["saveUrl"], {"relevance": 2}, content_type="application/json", headers={"X-CSRFToken": token})
-    assert save.status_code == 200 and save.json()["relevance"] == 2
+    assert not {"csrf", "keys", "terms", "scheme"} & set(data) and "csrfmiddlewaretoken" not in part.content.decode()
+    save = client.patch(data["saveUrl"], {"labels": {"relevance": 2}}, content_type="application/json", headers={"X-CSRFToken": token})
+    assert save.status_code == 200 and save.json()["labels"] == {"relevance": 2}
 
 
 def test_positions_and_counts_are_never_localised(login, assignment, pool, settings, training_topic):

@@ -36,8 +36,8 @@ def test_only_the_assigned_assessor_reaches_an_assignment(login, cast, assignmen
     kind, method, url = urls(assignment, pool[0])[endpoint]
     client = login(cast[role])
     if role == "alice" and endpoint == "judgment":
-        client.put(url, {"relevance": 1}, content_type="application/json")
-    response = getattr(client, method)(url, {"relevance": 1}, content_type="application/json") if method == "put" else client.get(url)
+        client.put(url, {"labels": {"relevance": 1}}, content_type="application/json")
+    response = getattr(client, method)(url, {"labels": {"relevance": 1}}, content_type="application/json") if method == "put" else client.get(url)
     if role is None:
         expected = 302 if kind == "page" else 401
     elif role == "alice" and endpoint == "resume page":
@@ -56,7 +56,7 @@ def test_an_assessor_cannot_reach_another_topics_document_through_their_own_assi
     own = Assignment.objects.get(assessor=mallory)
     client = login(mallory)
     assert client.get(reverse("work-item", args=[own.pk, pool[0].pk])).status_code == 404
-    response = client.put(reverse("work-judgment", args=[own.pk, pool[0].pk]), {"relevance": 2}, content_type="application/json")
+    response = client.put(reverse("work-judgment", args=[own.pk, pool[0].pk]), {"labels": {"relevance": 2}}, content_type="application/json")
     assert response.status_code == 404
     assert not Judgment.objects.exists()
 
@@ -65,7 +65,7 @@ def test_a_withdrawn_assignment_is_gone_for_its_assessor_too(login, assignment, 
     Assignment.objects.filter(pk=assignment.pk).update(active=False)
     client = login(assignment.assessor)
     assert client.get(reverse("annotation:judge", args=[assignment.pk, 1])).status_code == 404
-    assert client.put(reverse("work-judgment", args=[assignment.pk, pool[0].pk]), {"relevance": 1}, content_type="application/json").status_code == 404
+    assert client.put(reverse("work-judgment", args=[assignment.pk, pool[0].pk]), {"labels": {"relevance": 1}}, content_type="application/json").status_code == 404
     assert "Which is better" not in client.get(reverse("annotation:my_work")).content.decode()
 
 
@@ -99,5 +99,5 @@ def test_an_id_beyond_the_databases_range_is_404(login, assignment, pool, too_la
     save = reverse("work-judgment", args=[huge if too_large == "assignment" else assignment.pk, huge if too_large == "entry" else pool[0].pk])
     client = login(assignment.assessor)
     assert client.get(page).status_code == (404 if too_large == "assignment" else 200)
-    assert client.put(save, {"relevance": 1}, content_type="application/json").status_code == 404
+    assert client.put(save, {"labels": {"relevance": 1}}, content_type="application/json").status_code == 404
     assert not Judgment.objects.exists()

@@ -71,8 +71,8 @@ def _run(tag: str, shift: int) -> str:
 def _labels(i: int, topic: str) -> Labels:
     relevance = (i + int(topic)) % 3
     if not relevance:
-        return Labels(relevance=0)
-    return Labels(relevance=relevance, quality=i % 3, stance=STANCES[i % 4])
+        return Labels({"relevance": 0})
+    return Labels({"relevance": relevance, "quality": i % 3, "stance": STANCES[i % 4]})
 
 
 def _judge_all(assignment: Assignment, *, shift: int = 0) -> None:
@@ -117,7 +117,7 @@ def build(folder: Path) -> Campaign:
     first = PoolEntry.objects.filter(topic=one).select_related("document").order_by("order").first()
     training = Assignment.objects.get(topic=one, assessor=alice)
     judge_entry(assignment=training, entry=first, changes={"note": "Is a forum post an argument?", "flagged": True}, time_spent_ms=5000)
-    judge_entry(assignment=training, entry=first, changes={"relevance": 2, "quality": 1, "stance": "NEUTRAL"}, time_spent_ms=6000)
+    judge_entry(assignment=training, entry=first, changes={"labels": {"relevance": 2, "quality": 1, "stance": "NEUTRAL"}}, time_spent_ms=6000)
     flagged = Judgment.objects.get(topic=one, document=first.document, assessor=alice)
     discussion.reply(judgment=flagged, text="Yes, if it gives reasons.\nSee §2.", resolves=True, by=olivia)
     assignments.close_training_round(campaign=campaign, then="main", by=ada)
@@ -131,8 +131,8 @@ def build(folder: Path) -> Campaign:
     import_qrels(campaign=campaign, path=folder / "official.qrels", kind="relevance", assessor="touche22", by=olivia)
 
     disputed = Document.objects.get(collection=campaign.collection, doc_id=first.document.doc_id)
-    adjudicate(topic=one, document=disputed, decision=Decision(relevance=1, quality=2, stance="FIRST", reason="Gives reasons."), by=ada)
-    adjudicate(topic=one, document=disputed, decision=Decision(relevance=2, quality=2, stance="SECOND", reason="On reflection: \"SECOND\"."), by=ada)
+    adjudicate(topic=one, document=disputed, decision=Decision({"relevance": 1, "quality": 2, "stance": "FIRST"}, reason="Gives reasons."), by=ada)
+    adjudicate(topic=one, document=disputed, decision=Decision({"relevance": 2, "quality": 2, "stance": "SECOND"}, reason="On reflection: \"SECOND\"."), by=ada)
     for kind, phase, rule in (("relevance", "main", "majority"), ("stance", "all", "adjudicated")):
         b"".join(exports.export_qrels(campaign=campaign, kind=kind, phase=phase, rule=rule, created_by=olivia))
     campaigns.advance_phase(campaign=campaign, to=Phase.CLOSED, by=olivia)
@@ -150,13 +150,12 @@ def fingerprint(campaign: Campaign) -> dict:
 
     judgments = rows(
         Judgment.objects.filter(topic__campaign=c).order_by("topic__number", "document__doc_id", "assessor__username"),
-        "topic__number", "document__doc_id", "assessor__username", "phase", "relevance", "quality", "stance", "note",
+        "topic__number", "document__doc_id", "assessor__username", "phase", "labels", "note",
         "flagged", "time_spent_ms", "source", "revision", "created_at", "updated_at",
     )
     return {
         "campaign": [_plain(getattr(c, f)) for f in (
-            "name", "preset", "scheme", "guidelines", "phase", "training_round", "ask_details_only_if_relevant",
-            "propagate_to_duplicates", "seconds_per_judgment", "agreement_threshold", "overlap_share", "created_at",
+            "name", "preset", "scheme", "guidelines", "phase", "training_round", "propagate_to_duplicates", "seconds_per_judgment", "agreement_threshold", "overlap_share", "created_at",
             "archived_at",
         )] + [c.collection.slug, c.collection.name],
         "members": rows(Membership.objects.filter(campaign=c).order_by("user__username"), "user__username", "role", "added_by__username", "created_at"),
@@ -180,16 +179,16 @@ def fingerprint(campaign: Campaign) -> dict:
         "history": rows(
             Judgment.objects.filter(topic__campaign=c).order_by("topic__number", "document__doc_id", "assessor__username", "events__revision"),
             "topic__number", "document__doc_id", "assessor__username", "events__revision", "events__assessor__username",
-            "events__relevance", "events__quality", "events__stance", "events__note", "events__flagged", "events__time_spent_ms",
+            "events__labels", "events__note", "events__flagged", "events__time_spent_ms",
             "events__source", "events__at",
         ),
         "replies": rows(Reply.objects.filter(judgment__topic__campaign=c).order_by("created_at"), "judgment__topic__number",
                         "judgment__document__doc_id", "judgment__assessor__username", "author__username", "text", "resolves", "created_at"),
         "adjudications": rows(
             Adjudication.objects.filter(topic__campaign=c).order_by("topic__number", "document__doc_id", "events__revision"),
-            "topic__number", "document__doc_id", "relevance", "quality", "stance", "reason", "adjudicator__username", "revision",
-            "created_at", "updated_at", "events__revision", "events__adjudicator__username", "events__relevance",
-            "events__quality", "events__stance", "events__reason", "events__at",
+            "topic__number", "document__doc_id", "labels", "reason", "adjudicator__username", "revision",
+            "created_at", "updated_at", "events__revision", "events__adjudicator__username", "events__labels",
+            "events__reason", "events__at",
         ),
         "snapshots": [
             [s.number, s.kind, s.phase, s.rule, s.line_count, s.sha256, s.created_by.username, _plain(s.created_at),
@@ -216,11 +215,13 @@ def audit_trail(campaign: Campaign) -> list[list]:
 
 
 def _exports(campaign: Campaign):
+    """Every qrels file the campaign can export: each dimension of its scheme, phase and rule."""
+    scheme = campaign.label_scheme
     rules = [*exports.RULE_NAMES, *(f"assessor:{name}" for name in exports.assessors_of(campaign))]
-    for kind in exports.KINDS:
+    for kind in scheme.names:
         for phase in exports.PHASES:
             for rule in rules:
-                if not (kind == "stance" and rule in ("max", "mean")):
+                if not (scheme.dimension(kind).value_type is str and rule in ("max", "mean")):
                     yield kind, phase, rule
 
 

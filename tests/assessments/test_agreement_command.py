@@ -23,12 +23,12 @@ def judged(campaign, training_topic, alice, bob):
         for person, label in ((alice, a), (bob, b)):
             record_judgment(
                 topic=training_topic, document=entry.document, assessor=person, phase="training",
-                labels=Labels(relevance=label, quality=label or None, stance="FIRST" if label else ""),
+                labels=Labels({"relevance": label, "quality": label, "stance": "FIRST"} if label else {"relevance": 0}),
             )
     main = TopicFactory(campaign=campaign, number="9")
     entry = PoolEntryFactory(topic=main)
     for person, label in ((alice, 2), (bob, 0)):
-        record_judgment(topic=main, document=entry.document, assessor=person, phase="main", labels=Labels(relevance=label), source="import")
+        record_judgment(topic=main, document=entry.document, assessor=person, phase="main", labels=Labels({"relevance": label}), source="import")
     return campaign
 
 
@@ -75,9 +75,19 @@ def test_the_default_phase_follows_the_campaign(judged):
     assert json.loads(run("touche22", "--format", "json"))["phase"] == "main"
 
 
+def test_kind_picks_one_dimension_of_the_scheme(judged):
+    data = json.loads(run("touche22", "--phase", "training", "--kind", "stance", "--format", "json"))
+
+    assert list(data["dimensions"]) == ["stance"] and data["dimensions"]["stance"]["alpha_level"] == "nominal"
+    assert "quality (ordinal: 0, 1, 2)" in run("touche22", "--phase", "training", "--kind", "quality")
+
+
 @pytest.mark.parametrize(
     "args, message",
-    [(["nowhere"], "no campaign 'nowhere'"), (["touche22", "--phase", "main", "--round", "2"], "rounds belong to the training")],
+    [
+        (["nowhere"], "no campaign 'nowhere'"), (["touche22", "--phase", "main", "--round", "2"], "rounds belong to the training"),
+        (["touche22", "--kind", "coherence"], "unknown label dimension 'coherence'"),
+    ],
 )
 def test_mistakes_are_named(judged, args, message):
     with pytest.raises(CommandError, match=message):

@@ -12,6 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
+from assessments.labels import GRADED, PRESETS, QUESTION, Dimension, LabelScheme, LabelValue, SchemeError
 from assessments.selectors.agreement import AgreementError, Scope, compute_agreement, list_disagreements
 from assessments.services.judging import Labels, record_judgment
 from tests.factories import AssignmentFactory, PoolEntryFactory, TopicFactory, UserFactory
@@ -27,10 +28,15 @@ ALICE = [0, 0, 1, 1, 2, 2, 2, 0, 1, 2]
 BOB = [0, 1, 1, 1, 2, 1, 2, 0, 0, 2]
 
 
+def given(**labels):
+    """The labels that have a value (None and "" stand for a dimension left without one)."""
+    return {name: value for name, value in labels.items() if value not in (None, "")}
+
+
 def judge(entry, assessor, relevance, quality=None, stance="", phase="training", source="web", ms=0):
     return record_judgment(
         topic=entry.topic, document=entry.document, assessor=assessor,
-        labels=Labels(relevance=relevance, quality=quality, stance=stance), phase=phase, source=source,
+        labels=Labels(given(relevance=relevance, quality=quality, stance=stance)), phase=phase, source=source,
         time_spent_ms=ms,
     )
 
@@ -113,6 +119,59 @@ def test_stance_is_nominal_and_has_no_weighted_kappa(campaign, training_topic, a
     assert stance.report.alpha == pytest.approx(
         krippendorff.alpha(reliability_data=codes, level_of_measurement="nominal", value_domain=[0, 1, 2, 3])
     )
+
+
+USEFULNESS = Dimension("usefulness", "Usefulness", GRADED, (LabelValue(0, "Useless", "0"), LabelValue(1, "Useful", "1"), LabelValue(2, "Very useful", "2")), required=True)
+ON_TOPIC = Dimension("ontopic", "On topic?", QUESTION, (LabelValue(1, "Yes", "y"), LabelValue(0, "No", "n")))
+
+
+def judge_labels(entry, assessor, labels):
+    return record_judgment(topic=entry.topic, document=entry.document, assessor=assessor, labels=Labels(labels), phase="training")
+
+
+def test_each_dimension_of_the_scheme_is_measured_as_its_kind_says(campaign, training_topic, alice, bob):
+    """A scheme that names none of Touché's dimensions: the graded one is ordinal, the yes/no question nominal."""
+    campaign.preset, campaign.scheme = "custom", LabelScheme((USEFULNESS, ON_TOPIC)).to_json()
+    campaign.save()
+    on_topic = ([1, 0, 1, 1, 0, 1, 1, 0, 1, 1], [1, 1, 1, 0, 0, 1, 1, 0, 0, 1])
+    for entry, a, b, a_on, b_on in zip(training_pool(training_topic, 10), ALICE, BOB, *on_topic):
+        judge_labels(entry, alice, {"usefulness": a, "ontopic": a_on})
+        judge_labels(entry, bob, {"usefulness": b, "ontopic": b_on})
+
+    result = compute_agreement(campaign=campaign, scope=Scope("training"))
+
+    assert list(result.dimensions) == ["usefulness", "ontopic"] and result.dimensions["ontopic"].title == "On topic?"
+    useful = result.dimensions["usefulness"].report
+    (pair,) = useful.cohen
+    assert useful.ordinal and pair.unweighted == pytest.approx(37 / 67) and pair.linear == pytest.approx(29 / 44)
+    assert useful.binary_kappa is not None
+    question = result.dimensions["ontopic"].report
+    (pair,) = question.cohen
+    assert not question.ordinal and pair.linear is None and question.binary_kappa is None
+    assert pair.unweighted == pytest.approx(cohen_kappa_score(*on_topic))
+    assert question.alpha == pytest.approx(
+        krippendorff.alpha(reliability_data=np.array(on_topic, dtype=float), level_of_measurement="nominal", value_domain=[0, 1])
+    )
+    assert set(compute_agreement(campaign=campaign, scope=Scope("training"), kind="ontopic").dimensions) == {"ontopic"}
+    with pytest.raises(SchemeError, match="unknown label dimension 'relevance'"):
+        compute_agreement(campaign=campaign, scope=Scope("training"), kind="relevance")
+
+
+def test_a_dimension_not_asked_counts_as_its_otherwise(campaign, training_topic, alice, bob):
+    """Touché 2023 Task 2: a document whose causal direction alice found wrong is not relevant to her (relevance's
+    `otherwise`), so it disagrees with bob's highly relevant, as the qrels would."""
+    campaign.preset, campaign.scheme = "touche-2023-task2", PRESETS["touche-2023-task2"][1].to_json()
+    campaign.save()
+    (entry,) = training_pool(training_topic, 1)
+    judge_labels(entry, alice, {"direction": "WRONG"})
+    judge_labels(entry, bob, {"direction": "CAUSE_EFFECT", "relevance": 2})
+
+    relevance = compute_agreement(campaign=campaign, scope=Scope("training")).dimensions["relevance"].report
+
+    assert relevance.n_items == 1 and relevance.confusion[("alice", "bob")][0][2] == 1
+    (row,) = list_disagreements(campaign=campaign, scope=Scope("training"), order="relevance").page.object_list
+    assert row.spread == {"direction": 1.0, "relevance": 1.0, "evidence": 0.0, "stance": 0.0}
+    assert row.labels == [{"direction": "WRONG"}, {"direction": "CAUSE_EFFECT", "relevance": 2}]
 
 
 def test_per_topic_figures_use_only_that_topics_documents(campaign, training_topic, alice, bob):
@@ -258,6 +317,8 @@ def test_disagreements_list_the_furthest_apart_first_and_leave_out_agreement(cam
     first = listing.page.object_list[0]
     assert first.labels == [{"relevance": 1, "quality": 2, "stance": "NO"}, {"relevance": 2, "quality": 0, "stance": "NO"}]
     assert first.spread == {"relevance": 0.5, "quality": 1.0, "stance": 0.0}
+    with pytest.raises(AgreementError, match="cannot sort by 'coherence'"):
+        list_disagreements(campaign=campaign, scope=Scope("training"), order="coherence")  # not this scheme's
 
 
 def test_disagreement_snippets_are_plain_text(campaign, training_topic, alice, bob):

@@ -17,7 +17,7 @@ def judge(entry, assessor, relevance, *, at=None, ms=0, source="web", phase="tra
     at = at or datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
     with mock.patch("django.utils.timezone.now", return_value=at):
         return record_judgment(
-            topic=entry.topic, document=entry.document, assessor=assessor, labels=Labels(relevance=relevance),
+            topic=entry.topic, document=entry.document, assessor=assessor, labels=Labels({"relevance": relevance}),
             phase=phase, time_spent_ms=ms, source=source,
         )
 

@@ -5,6 +5,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from assessments.labels import PRESETS
 from assessments.models import Assignment
 from assessments.selectors.agreement import requested_scope
 from assessments.services.judging import Labels, record_judgment
@@ -16,10 +17,15 @@ ALICE = [0, 0, 1, 1, 2, 2, 2, 0, 1, 2]
 BOB = [0, 1, 1, 1, 2, 1, 2, 0, 0, 2]
 
 
+def given(**labels):
+    """The labels that have a value (None and "" stand for a dimension left without one)."""
+    return {name: value for name, value in labels.items() if value not in (None, "")}
+
+
 def judge(entry, assessor, relevance, quality=None, stance=""):
     return record_judgment(
         topic=entry.topic, document=entry.document, assessor=assessor,
-        labels=Labels(relevance=relevance, quality=quality, stance=stance), phase="training", time_spent_ms=12_000,
+        labels=Labels(given(relevance=relevance, quality=quality, stance=stance)), phase="training", time_spent_ms=12_000,
     )
 
 
@@ -112,7 +118,7 @@ def scenario(campaign, n_assessors, numbers):
             for j, entry in enumerate(entries):
                 record_judgment(
                     topic=topic, document=entry.document, assessor=person, phase="training", time_spent_ms=5000,
-                    labels=Labels(relevance=(i + j) % 3, quality=(i * j) % 3, stance=["FIRST", "NO"][(i + j) % 2]),
+                    labels=Labels({"relevance": (i + j) % 3, "quality": (i * j) % 3, "stance": ["FIRST", "NO"][(i + j) % 2]}),
                 )
 
 
@@ -148,6 +154,31 @@ def test_disagreements_are_listed_furthest_apart_first(client, campaign, judged,
     positions = [html.index(judged[i].document.doc_id) for i in (1, 5, 8)]
     assert positions == sorted(positions)
     assert reverse("assessments:agreement_document", args=[campaign.slug, judged[1].document_id]) in html
+
+
+def test_the_pages_follow_the_campaigns_scheme(client, campaign, training_topic, alice, bob, admin_user):
+    """Touché 2023 Task 2: every dimension by its title on the dashboard, as a sort order and as labels."""
+    campaign.preset, campaign.scheme = "touche-2023-task2", PRESETS["touche-2023-task2"][1].to_json()
+    campaign.save()
+    entries = [PoolEntryFactory(topic=training_topic, order=i) for i in range(2)]
+    for entry in entries:
+        record_judgment(topic=training_topic, document=entry.document, assessor=alice, phase="training", labels=Labels({"direction": "WRONG"}))
+        record_judgment(
+            topic=training_topic, document=entry.document, assessor=bob, phase="training",
+            labels=Labels({"direction": "CAUSE_EFFECT", "relevance": 1, "evidence": "STRONGER"}),
+        )
+    client.force_login(admin_user)
+
+    dashboard = client.get(reverse("assessments:agreement", args=[campaign.slug])).content.decode()
+    listing = client.get(reverse("assessments:disagreements", args=[campaign.slug]), {"order": "evidence"})
+
+    for title in ("Direction of causality", "Relevance", "Evidence", "Causal stance"):
+        assert f"<h2>{title} <small" in dashboard
+    html = listing.content.decode()
+    assert listing.context["order"] == "evidence" and '<option value="evidence" selected>Evidence</option>' in html
+    stronger = PRESETS["touche-2023-task2"][1].dimension("evidence").name_of("STRONGER")
+    assert f'<span class="lab stance" title="Evidence: {stronger}">STRONGER</span>' in html
+    assert '<span class="lab none" title="Relevance: not given">R–</span>' in html
 
 
 def test_a_bad_sort_falls_back_with_a_message(client, campaign, judged, admin_user):

@@ -42,11 +42,11 @@ def test_an_archived_campaign_disappears_from_its_assessors_work_and_takes_no_la
 
     assert assignment.topic.title not in client.get(reverse("annotation:my_work")).content.decode()
     assert client.get(judge_page).status_code == 404
-    save = client.put(reverse("work-judgment", args=[assignment.pk, pool[0].pk]), {"relevance": 1}, content_type="application/json")
+    save = client.put(reverse("work-judgment", args=[assignment.pk, pool[0].pk]), {"labels": {"relevance": 1}}, content_type="application/json")
     assert save.status_code == 404
     assignment.topic.campaign.refresh_from_db()
     with pytest.raises(JudgingClosed, match="is archived and takes no labels"):
-        judge_entry(assignment=assignment, entry=pool[0], labels=Labels(relevance=1), time_spent_ms=0)
+        judge_entry(assignment=assignment, entry=pool[0], labels=Labels({"relevance": 1}), time_spent_ms=0)
     assert not Judgment.objects.exists()
 
     set_archived(campaign=assignment.topic.campaign, archived=False, by=organiser)

@@ -103,7 +103,7 @@ def test_the_page_lists_each_topics_judgments_by_assessor_after_a_reassignment(c
     client.force_login(organiser)
     client.post(page(campaign, "assignments_assign"), {"topics": ["2"], "assessors": ["ann"]})
     for entry in topics[0].pool_entries.all()[:3]:
-        record_judgment(topic=topics[0], document=entry.document, assessor=ann, labels=Labels(relevance=1), phase="main")
+        record_judgment(topic=topics[0], document=entry.document, assessor=ann, labels=Labels({"relevance": 1}), phase="main")
 
     client.post(page(campaign, "assignments_assign"), {"topics": ["2"], "assessors": ["bea"]})
     response = client.get(page(campaign))
@@ -166,7 +166,7 @@ def test_the_page_costs_the_same_queries_for_many_topics(client, campaign, topic
         PoolEntryFactory(topic=topic)
         person = UserFactory(username=f"u{number}")
         client.post(page(campaign, "assignments_assign"), {"topics": [str(number)], "assessors": [person.username]})
-        record_judgment(topic=topic, document=topic.pool_entries.get().document, assessor=person, labels=Labels(relevance=2), phase="main")
+        record_judgment(topic=topic, document=topic.pool_entries.get().document, assessor=person, labels=Labels({"relevance": 2}), phase="main")
 
     with django_assert_max_num_queries(8):
         client.get(page(campaign))

@@ -73,18 +73,27 @@ def test_reassigning_moves_the_topic_and_keeps_every_judgment_with_its_author(ca
     topic = main_topic(campaign, 2, 3)
     assignments.assign_topics(campaign=campaign, assessors=[ann], topics=[topic], phase="main", assigned_by=organiser)
     for entry in PoolEntry.objects.filter(topic=topic)[:2]:
-        record_judgment(topic=topic, document=entry.document, assessor=ann, labels=Labels(relevance=1), phase="main")
-    before = list(Judgment.objects.values_list("pk", "assessor__username", "relevance"))
+        record_judgment(topic=topic, document=entry.document, assessor=ann, labels=Labels({"relevance": 1}), phase="main")
+    before = list(Judgment.objects.values_list("pk", "assessor__username", "labels"))
 
     moved = assignments.assign_topics(campaign=campaign, assessors=[ben], topics=[topic], phase="main", assigned_by=organiser)
 
     assert moved[0].replaced == ("ann",)
     assert holders(campaign) == {"2": "ben"}
     assert Assignment.objects.get(assessor=ann).active is False  # kept, not deleted
-    assert list(Judgment.objects.values_list("pk", "assessor__username", "relevance")) == before
+    assert list(Judgment.objects.values_list("pk", "assessor__username", "labels")) == before
     row = assignments.assignment_overview(campaign=campaign).topics[0]
     assert row.judged == [("ann", 2, False)]
     assert [a.assessor.username for a in row.former] == ["ann"]
+
+
+def test_a_judgment_with_only_a_note_is_not_counted_as_judged(campaign, organiser, ann):
+    topic = main_topic(campaign, 2, 3)
+    assignments.assign_topics(campaign=campaign, assessors=[ann], topics=[topic], phase="main", assigned_by=organiser)
+    first, second = PoolEntry.objects.filter(topic=topic).order_by("order")[:2]
+    record_judgment(topic=topic, document=first.document, assessor=ann, labels=Labels({"relevance": 0}), phase="main")
+    record_judgment(topic=topic, document=second.document, assessor=ann, labels=Labels(note="come back to it"), phase="main")
+    assert assignments.assignment_overview(campaign=campaign).topics[0].judged == [("ann", 1, True)]
 
 
 def test_giving_a_topic_back_reactivates_the_earlier_assignment(campaign, organiser, ann, ben):

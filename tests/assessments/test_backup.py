@@ -51,7 +51,7 @@ def test_a_restored_backup_is_the_same_install(tmp_path, scratch_database, conne
             for statement, refusal in (
                 ("DELETE FROM assessments_judgmentevent", "judgment history is append-only: DELETE is refused"),
                 ("TRUNCATE assessments_auditevent CASCADE", "the audit trail is append-only: TRUNCATE is refused"),
-                ("UPDATE assessments_judgment SET relevance = 2 - relevance", "a change of labels needs a new revision"),
+                ("UPDATE assessments_judgment SET labels = labels || '{\"relevance\": 0}'", "a change of labels needs a new revision"),
                 ("UPDATE assessments_qrelssnapshotpart SET data = 'x'", "qrels snapshots never change after export"),
             ):
                 with pytest.raises(DatabaseError, match=refusal), transaction.atomic():

@@ -2,13 +2,18 @@
 export and job of their own campaign and gets 404 for the other's; admins reach both; assessors reach neither.
 One assessor's training labels are for admins and the campaign's adjudicators only (test_training_blindness.py)."""
 
+import html
+import json
+
 import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from assessments.labels import LabelScheme
 from assessments.models import Assignment, Campaign, Job, Membership, QrelsSnapshot
 from assessments.services import exports
 from assessments.services.judging import Labels, record_judgment
+from tests.factories import CUSTOM_SCHEME
 
 pytestmark = pytest.mark.django_db
 
@@ -29,8 +34,8 @@ def cast(organiser, oscar, admin_user, alice):
 def judged(campaign, alice, bob, pool):
     """alice and bob disagree on the first training document."""
     topic = pool[0].topic
-    record_judgment(topic=topic, document=pool[0].document, assessor=alice, labels=Labels(relevance=2), phase="training")
-    record_judgment(topic=topic, document=pool[0].document, assessor=bob, labels=Labels(relevance=0), phase="training")
+    record_judgment(topic=topic, document=pool[0].document, assessor=alice, labels=Labels({"relevance": 2}), phase="training")
+    record_judgment(topic=topic, document=pool[0].document, assessor=bob, labels=Labels({"relevance": 0}), phase="training")
     return pool
 
 
@@ -129,6 +134,40 @@ def test_a_campaign_created_on_the_page_or_in_the_api_is_run_by_its_creator(clie
     for slug in ("t23", "t24"):
         assert list(Membership.objects.filter(campaign__slug=slug).values_list("user__username", "role")) == [("oscar", "organiser")]
     assert client.post(reverse("assessments:campaign_list"), {"slug": "t23", "name": "again", "preset": "touche-2023-task1"}).status_code == 400
+
+
+def test_a_campaign_with_its_own_scheme_is_created_on_the_page_or_in_the_api(client, oscar):
+    """The page takes the scheme as JSON text, the API as a JSON object; either is checked before anything is
+    stored, and the campaign's preset is then "custom"."""
+    client.force_login(oscar)
+    response = client.post(reverse("assessments:campaign_list"), {"slug": "own", "name": "Own", "scheme": json.dumps(CUSTOM_SCHEME)})
+    assert response.status_code == 302 and response["Location"] == "/campaigns/own/"
+    api = APIClient()
+    api.force_authenticate(oscar)
+    response = api.post("/api/campaigns/", {"slug": "own-api", "name": "Own", "scheme": CUSTOM_SCHEME}, format="json")
+    assert response.status_code == 201 and response.json()["preset"] == "custom"
+    for slug in ("own", "own-api"):
+        campaign = Campaign.objects.get(slug=slug)
+        assert campaign.preset == "custom" and campaign.label_scheme == LabelScheme.from_json(CUSTOM_SCHEME)
+    assert response.json()["scheme"] == LabelScheme.from_json(CUSTOM_SCHEME).to_json()
+
+    cycle = json.loads(json.dumps(CUSTOM_SCHEME))
+    cycle["dimensions"][0]["condition"] = {"dimension": "source", "in": ["CITED"]}
+    unknown = json.loads(json.dumps(CUSTOM_SCHEME))
+    unknown["dimensions"][1]["condition"]["dimension"] = "topicality"
+    for scheme, reason in [
+        (cycle, "conditions form a cycle: topical → source → usefulness → topical"),
+        (unknown, "dimension usefulness: its condition names an unknown dimension 'topicality'"),
+    ]:
+        page = client.post(reverse("assessments:campaign_list"), {"slug": "bad", "name": "Bad", "scheme": json.dumps(scheme)})
+        assert page.status_code == 400 and reason in html.unescape(page.content.decode())
+        refused = api.post("/api/campaigns/", {"slug": "bad", "name": "Bad", "scheme": scheme}, format="json")
+        assert refused.status_code == 400 and refused.json()["scheme"] == [reason]
+    both = api.post("/api/campaigns/", {"slug": "bad", "name": "Bad", "preset": "touche-2023-task1", "scheme": CUSTOM_SCHEME}, format="json")
+    assert (both.status_code, both.json()) == (400, {"detail": "give a preset or a label scheme, not both (preset 'touche-2023-task1' has its own scheme)"})
+    neither = client.post(reverse("assessments:campaign_list"), {"slug": "bad", "name": "Bad"})
+    assert neither.status_code == 400 and "no preset: choose one of touche-2020-task1" in neither.content.decode()
+    assert not Campaign.objects.filter(slug="bad").exists()
 
 
 def test_an_organiser_adds_a_colleague_who_then_reaches_the_campaign(client, organiser, oscar, campaign):

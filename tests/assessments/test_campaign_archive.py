@@ -14,8 +14,9 @@ import pytest
 from django.apps import apps
 
 from accounts.models import User
-from assessments.formats.archive import SPECS
+from assessments.formats.archive import SPECS, ArchiveWriter
 from assessments.formats.errors import FormatError
+from assessments.labels import Condition
 from assessments.models import AuditEvent, Campaign, Judgment, JudgmentEvent
 from assessments.services.archive_export import export_campaign
 from assessments.services.archive_import import import_campaign
@@ -87,9 +88,9 @@ def test_the_archive_holds_every_judgment_with_its_full_history(archived):
     assert sum(len(j["history"]) for j in judgments) == JudgmentEvent.objects.filter(judgment__topic__campaign=campaign).count()
     relabelled = next(j for j in judgments if j["replies"])
     assert [h["revision"] for h in relabelled["history"]] == [1, 2, 3]
-    assert relabelled["history"][-1]["stance"] == relabelled["stance"] == "NEUTRAL"
+    assert relabelled["history"][-1]["labels"] == relabelled["labels"] == {"relevance": 2, "quality": 1, "stance": "NEUTRAL"}
     assert relabelled["replies"][0]["author"] == "olivia"
-    assert manifest["format"] == "touchstone-campaign-archive" and manifest["version"] == 1
+    assert manifest["format"] == "touchstone-campaign-archive" and manifest["version"] == 2
     assert [m["name"] for m in manifest["members"]] == [*SPECS, "snapshots/0001.qrels", "snapshots/0002.qrels"]
 
 
@@ -121,7 +122,7 @@ def test_a_fresh_install_gets_the_same_campaign_and_placeholder_accounts(archive
 @pytest.mark.parametrize(
     ("member", "change", "error"),
     [
-        ("judgments.jsonl", lambda data: data.replace(b'"relevance":2', b'"relevance":1', 1),
+        ("judgments.jsonl", lambda data: data.replace(b'{"relevance":2', b'{"relevance":1', 1),
          "archived.zip:judgments.jsonl: its sha256 is not the manifest's: the member was changed after export"),
         ("audit.jsonl", lambda data: data + b'{"at": "2030-01-01T00:00:00+00:00"}\n',
          "archived.zip:audit.jsonl: more bytes than the manifest lists"),
@@ -146,8 +147,12 @@ def test_an_archive_changed_after_export_is_refused_whole(archived, tmp_path, me
          "revision 3 holds other labels than the record"),
         ("judgments.jsonl", lambda line: line.replace(b'"assessor":"alice"', b'"assessor":"mallory"', 1),
          "assessor: user 'mallory' is not in users.jsonl"),
-        ("judgments.jsonl", lambda line: line.replace(b'{"phase":"main","relevance":2', b'{"phase":"main","relevance":7', 1),
+        ("judgments.jsonl", lambda line: line.replace(b'{"phase":"main","labels":{"relevance":2', b'{"phase":"main","labels":{"relevance":7', 1),
          "relevance 7 is not one of [0, 1, 2]"),
+        ("judgments.jsonl", lambda line: line.replace(b'"labels":{"relevance"', b'"labels":{"coherence":1,"relevance"', 1),
+         "'coherence' is not a label dimension of this campaign (its: relevance, quality, stance)"),
+        ("snapshots.jsonl", lambda line: line.replace(b'"kind":"relevance"', b'"kind":"coherence"', 1),
+         "kind: 'coherence' is not a dimension of the campaign's scheme (relevance, quality, stance)"),
         ("judgments.jsonl", lambda line: line.replace(b'"revision":1', b'"revision":"1"', 1), "expected a whole number"),
         ("adjudications.jsonl", lambda line: line.replace(b'"reason":"Gives reasons."', b'"reason":""', 1),
          "history[0].reason: expected a non-empty string"),
@@ -235,3 +240,92 @@ def test_every_field_of_a_campaign_is_archived_or_left_out_for_a_reason(archived
         fields = {f.name for f in models[name]._meta.concrete_fields} - set(NOT_ARCHIVED)
         missing = {f for f in fields if {"document": "doc"}.get(f, f) not in example}
         assert not missing, f"{name}: {missing} not in {member} (archive them, or say in NOT_ARCHIVED why not)"
+
+
+# --- Archives of format version 1 ---------------------------------------------------------------------------
+# Before campaigns defined their label dimensions (format version 1, `git show main:assessments/formats/archive.py`
+# and `main:assessments/services/archive_export.py`), a record held its labels in three columns where the database
+# had them (relevance, quality or null, stance or ""), and the campaign a version-1 scheme beside its "quality and
+# stance only of relevant documents" setting. This is what that code wrote for the scenario's preset.
+
+OLD_SCHEME = {
+    "relevance": [
+        {"value": 0, "name": "Not relevant", "key": "0"}, {"value": 1, "name": "Relevant", "key": "1"},
+        {"value": 2, "name": "Highly relevant", "key": "2"},
+    ],
+    "quality": [
+        {"value": 0, "name": "Low quality / no argument", "key": "q"}, {"value": 1, "name": "Average quality", "key": "w"},
+        {"value": 2, "name": "High quality", "key": "e"},
+    ],
+    "stance": [
+        {"value": "FIRST", "name": "Pro first object", "key": "f"}, {"value": "SECOND", "name": "Pro second object", "key": "s"},
+        {"value": "NEUTRAL", "name": "Neutral", "key": "n"}, {"value": "NO", "name": "No stance", "key": "o"},
+    ],
+}
+
+
+def _columns(record: dict) -> dict:
+    """The record with its `labels` as the three columns, in their place (the old exporter's key order)."""
+    old = {}
+    for key, value in record.items():
+        if key == "labels":
+            old.update(relevance=value["relevance"], quality=value.get("quality"), stance=value.get("stance", ""))
+        else:
+            old[key] = value
+    return old
+
+
+def _old_record(member: str, record: dict) -> dict:
+    if member == "campaign.jsonl":
+        old = {}
+        for key, value in record.items():
+            old[key] = OLD_SCHEME if key == "scheme" else value
+            if key == "training_round":
+                old["ask_details_only_if_relevant"] = True
+        return old
+    if member in ("judgments.jsonl", "adjudications.jsonl"):
+        return {**_columns(record), "history": [_columns(h) for h in record["history"]]}
+    return record
+
+
+def as_version_1(source: Path, target: Path) -> Path:
+    """The archive at `source` as the code before label dimensions wrote it: the same records in the old layout, a
+    manifest of version 1 made by the same writer (so sizes and checksums are its own)."""
+    with zipfile.ZipFile(source) as new, open(target, "wb") as stream:
+        manifest = json.loads(new.read("manifest.json"))
+        writer = ArchiveWriter(stream)
+        for listed in manifest["members"]:
+            name = listed["name"]
+            with writer.member(name) as member:
+                if name in SPECS:
+                    for line in new.read(name).splitlines():
+                        member.write(_old_record(name, json.loads(line)))
+                else:
+                    member.write_bytes(new.read(name))
+        writer.finish(version=1, campaign=manifest["campaign"], exported_at=manifest["exported_at"], schema="assessments.0019_ranking_stage")
+    return target
+
+
+def test_an_archive_of_format_version_1_imports_with_the_same_qrels_byte_for_byte(archived, tmp_path):
+    _, before, exported = archived
+    old = as_version_1(exported.path, tmp_path / "old.zip")
+    with zipfile.ZipFile(old) as archive:
+        assert json.loads(archive.read("manifest.json"))["version"] == 1
+        judgment = json.loads(archive.read("judgments.jsonl").splitlines()[0])
+    assert "labels" not in judgment and {"relevance", "quality", "stance"} <= set(judgment)
+
+    import_campaign(path=old, slug="from-version-1")
+
+    copy = Campaign.objects.get(slug="from-version-1")
+    after = fingerprint(copy)
+    # Every qrels file of every dimension, phase and rule, and the stored snapshots, byte for byte.
+    assert after["qrels"] == before["qrels"] and len(after["qrels"]) > 50
+    assert after["snapshots"] == before["snapshots"]
+    # The labels as migration 0020 moved the database's: a null quality and an empty stance are absent keys.
+    for key in ("judgments", "history", "adjudications", "evaluation"):
+        assert after[key] == before[key], key
+    assert Judgment.objects.filter(topic__campaign=copy, labels={"relevance": 0}).exists()
+    # The old setting became the scheme's condition on quality and stance, as the migration makes it.
+    scheme = copy.label_scheme
+    assert scheme.names == ("relevance", "quality", "stance")
+    assert {scheme.dimension(name).condition for name in ("quality", "stance")} == {Condition("relevance", min=1)}

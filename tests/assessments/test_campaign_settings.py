@@ -20,7 +20,6 @@ def _form(campaign: Campaign, **changes) -> dict:
     values = {
         "name": campaign.name, "guidelines": campaign.guidelines, "seconds_per_judgment": campaign.seconds_per_judgment,
         "agreement_threshold": campaign.agreement_threshold, "overlap_share": campaign.overlap_share,
-        "ask_details_only_if_relevant": "on" if campaign.ask_details_only_if_relevant else None,
         "propagate_to_duplicates": "on" if campaign.propagate_to_duplicates else None,
     } | changes
     return {key: value for key, value in values.items() if value is not None}
@@ -41,7 +40,7 @@ def test_an_organiser_changes_settings_on_the_page_and_the_timeline_shows_before
     campaign.refresh_from_db()
     assert (campaign.name, campaign.seconds_per_judgment, campaign.overlap_share) == ("Touché 2022 Task 2 (rerun)", 45, 0.1)
     assert campaign.propagate_to_duplicates is False
-    assert campaign.agreement_threshold == 0.4 and campaign.ask_details_only_if_relevant is True
+    assert campaign.agreement_threshold == 0.4
     event = AuditEvent.objects.get(campaign=campaign, action=SETTINGS_EVENT)
     assert event.actor == organiser
     assert event.before == {"name": "Touché 2022 Task 2", "seconds_per_judgment": 30, "overlap_share": 0.0,

@@ -66,8 +66,9 @@ def test_qrels_import_plain_or_gzip(campaign, command, write_file):
         result = command("import_qrels", "gz", write_file(name, QRELS), "--kind", "relevance", "--assessor", name.replace(".", "-"))
         assert result.code == 0, result.err
     labels = Judgment.objects.order_by("assessor__username", "document__doc_id")
-    assert list(labels.values_list("assessor__username", "document__doc_id", "relevance")) == [
-        ("qrels-gz", "doc-a", 2), ("qrels-gz", "doc-b", 0), ("qrels-txt", "doc-a", 2), ("qrels-txt", "doc-b", 0),
+    assert list(labels.values_list("assessor__username", "document__doc_id", "labels")) == [
+        ("qrels-gz", "doc-a", {"relevance": 2}), ("qrels-gz", "doc-b", {"relevance": 0}),
+        ("qrels-txt", "doc-a", {"relevance": 2}), ("qrels-txt", "doc-b", {"relevance": 0}),
     ]
 
 

@@ -18,9 +18,9 @@ pytestmark = pytest.mark.django_db
 def noted(campaign, alice, bob, pool):
     """alice flags the first training document; bob leaves a note on the second; alice judges the third plainly."""
     topic = pool[0].topic
-    a = record_judgment(topic=topic, document=pool[0].document, assessor=alice, labels=Labels(relevance=2, flagged=True), phase="training")
-    b = record_judgment(topic=topic, document=pool[1].document, assessor=bob, labels=Labels(relevance=0, note="is this spam?"), phase="training")
-    record_judgment(topic=topic, document=pool[2].document, assessor=alice, labels=Labels(relevance=1), phase="training")
+    a = record_judgment(topic=topic, document=pool[0].document, assessor=alice, labels=Labels({"relevance": 2}, flagged=True), phase="training")
+    b = record_judgment(topic=topic, document=pool[1].document, assessor=bob, labels=Labels({"relevance": 0}, note="is this spam?"), phase="training")
+    record_judgment(topic=topic, document=pool[2].document, assessor=alice, labels=Labels({"relevance": 1}), phase="training")
     return a, b
 
 
@@ -45,6 +45,25 @@ def test_the_page_lists_every_flag_and_note_by_topic_and_filters_them(client, or
 def test_admins_see_the_training_labels_too(client, admin_user, campaign, noted):
     client.force_login(admin_user)
     assert "labels hidden" not in page(client, campaign) and 'class="lab rel r-2"' in page(client, campaign)
+
+
+def test_labels_show_by_the_schemes_names(client, admin_user, campaign, pool, alice):
+    """Every dimension the judgment has, in the scheme's order, titled with the dimension's title and the value's name."""
+    record_judgment(
+        topic=pool[0].topic, document=pool[0].document, assessor=alice, phase="training",
+        labels=Labels({"stance": "SECOND", "relevance": 1, "quality": 2}, note="which object?"),
+    )
+    client.force_login(admin_user)
+    text = page(client, campaign)
+    scheme = campaign.label_scheme
+
+    def name(dimension, value):
+        return f"{scheme.dimension(dimension).title}: {scheme.dimension(dimension).name_of(value)}"
+
+    relevance = text.index(f'<span class="lab rel r-1" title="{name("relevance", 1)}">R1</span>')
+    quality = text.index(f'<span class="lab" title="{name("quality", 2)}">Q2</span>')
+    stance = text.index(f'<span class="lab stance" title="{name("stance", "SECOND")}">SECOND</span>')
+    assert relevance < quality < stance and name("quality", 2) == "Argument quality: High quality"
 
 
 @pytest.mark.parametrize(("who", "status"), [("olivia", 200), ("ada", 200), ("oscar", 404), ("alice", 404)])
@@ -79,7 +98,7 @@ def test_training_replies_reach_the_assessor_only_once_the_round_is_closed(clien
     shown = client.get(opened["Location"]).content.decode()
     assert "Why unsure? It compares both." in shown and "This training round is closed" in shown
     assert '"closed": true' in shown  # the page takes no labels
-    save = client.put(reverse("work-judgment", args=[assignment.pk, pool[0].pk]), {"relevance": 0}, content_type="application/json")
+    save = client.put(reverse("work-judgment", args=[assignment.pk, pool[0].pk]), {"labels": {"relevance": 0}}, content_type="application/json")
     assert save.status_code == 404  # nor does the API
     assert client.get(judge_page).status_code == 200
 
@@ -87,7 +106,7 @@ def test_training_replies_reach_the_assessor_only_once_the_round_is_closed(clien
 def test_main_phase_replies_show_at_once_and_another_assessor_never_sees_them(client, organiser, campaign, pool, bob, mallory):
     topic = pool[0].topic
     Assignment.objects.filter(assessor=bob).update(phase="main")
-    judgment = record_judgment(topic=topic, document=pool[0].document, assessor=bob, labels=Labels(relevance=1, note="odd page"), phase="main")
+    judgment = record_judgment(topic=topic, document=pool[0].document, assessor=bob, labels=Labels({"relevance": 1}, note="odd page"), phase="main")
     client.force_login(organiser)
     client.post(reverse("assessments:discussion_reply", args=[campaign.slug, judgment.pk]), {"text": "Judge the text only."})
     client.force_login(bob)
@@ -100,11 +119,11 @@ def test_a_thread_stays_for_both_sides_once_the_assessor_takes_the_flag_and_note
     topic, document = pool[0].topic, pool[0].document
     assignment = Assignment.objects.get(assessor=bob)
     Assignment.objects.filter(pk=assignment.pk).update(phase="main")
-    judgment = record_judgment(topic=topic, document=document, assessor=bob, labels=Labels(relevance=1, flagged=True, note="spam?"), phase="main")
+    judgment = record_judgment(topic=topic, document=document, assessor=bob, labels=Labels({"relevance": 1}, flagged=True, note="spam?"), phase="main")
     client.force_login(organiser)
     client.post(reverse("assessments:discussion_reply", args=[campaign.slug, judgment.pk]), {"text": "Not spam: judge it.", "resolves": "1"})
 
-    record_judgment(topic=topic, document=document, assessor=bob, labels=Labels(relevance=2), phase="main")  # settled
+    record_judgment(topic=topic, document=document, assessor=bob, labels=Labels({"relevance": 2}), phase="main")  # settled
 
     listed = page(client, campaign)
     assert f'id="judgment-{judgment.pk}"' in listed and "Not spam: judge it." in listed

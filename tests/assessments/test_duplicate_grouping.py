@@ -58,7 +58,7 @@ class TestDuplicates:
         canonical = PoolEntry.objects.get(topic=topics[0], duplicate_of=None, document__doc_id__in="abc")
         judgment = record_judgment(
             topic=topics[0], document=canonical.document, assessor=organiser,
-            labels=Labels(relevance=2, quality=1, stance="FIRST"), phase="main",
+            labels=Labels({"relevance": 2, "quality": 1, "stance": "FIRST"}), phase="main",
         )
 
         with CaptureQueriesContext(connection) as queries:
@@ -67,7 +67,7 @@ class TestDuplicates:
         twins = Judgment.objects.filter(topic=topics[0], source="duplicate")
         assert copied == 2
         assert sorted(twins.values_list("document__doc_id", flat=True)) == sorted(set("abc") - {canonical.document.doc_id})
-        assert set(twins.values_list("relevance", "quality", "stance", "assessor")) == {(2, 1, "FIRST", organiser.pk)}
+        assert [(j.labels, j.assessor_id) for j in twins] == [({"relevance": 2, "quality": 1, "stance": "FIRST"}, organiser.pk)] * twins.count()
         assert JudgmentEvent.objects.filter(judgment__in=twins, source="duplicate", revision=1).count() == 2
         assert sum('FROM "assessments_poolentry"' in q["sql"] for q in queries.captured_queries) == 1
 
@@ -76,27 +76,27 @@ class TestDuplicates:
         canonical = PoolEntry.objects.get(topic=topics[0], duplicate_of=None)
         for relevance in (2, 0):
             judgment = record_judgment(topic=topics[0], document=canonical.document, assessor=organiser,
-                                       labels=Labels(relevance=relevance), phase="main")
+                                       labels=Labels({"relevance": relevance}), phase="main")
             judging.propagate_to_twins(judgment=judgment, entry=canonical)
 
         twin = Judgment.objects.get(topic=topics[0], source="duplicate")
-        assert (twin.relevance, twin.revision) == (0, 2)
-        assert list(twin.events.values_list("relevance", flat=True)) == [2, 0]
+        assert (twin.labels, twin.revision) == ({"relevance": 0}, 2)
+        assert [event.labels["relevance"] for event in twin.events.all()] == [2, 0]
 
     def test_judging_a_twin_labels_the_rest_of_its_group(self, campaign, topics, organiser):
         self._pool(campaign, topics[0], [("a", self.TEXT, ""), ("b", self.TEXT, ""), ("c", self.TEXT, "")])
         twin = PoolEntry.objects.filter(topic=topics[0], duplicate_of__isnull=False).first()
-        judgment = record_judgment(topic=topics[0], document=twin.document, assessor=organiser, labels=Labels(relevance=1), phase="main")
+        judgment = record_judgment(topic=topics[0], document=twin.document, assessor=organiser, labels=Labels({"relevance": 1}), phase="main")
 
         assert judging.propagate_to_twins(judgment=judgment, entry=twin) == 2
-        assert Judgment.objects.filter(topic=topics[0], relevance=1).count() == 3
+        assert Judgment.objects.filter(topic=topics[0], labels__relevance=1).count() == 3
 
     def test_propagation_can_be_turned_off(self, campaign, topics, organiser):
         campaign.propagate_to_duplicates = False
         campaign.save()
         self._pool(campaign, topics[0], [("a", self.TEXT, ""), ("b", self.TEXT, "")])
         canonical = PoolEntry.objects.get(topic=topics[0], duplicate_of=None)
-        judgment = record_judgment(topic=topics[0], document=canonical.document, assessor=organiser, labels=Labels(relevance=2), phase="main")
+        judgment = record_judgment(topic=topics[0], document=canonical.document, assessor=organiser, labels=Labels({"relevance": 2}), phase="main")
 
         assert judging.propagate_to_twins(judgment=judgment, entry=canonical) == 0
         assert Judgment.objects.count() == 1
@@ -107,7 +107,7 @@ class TestDuplicates:
         add_run(campaign, "early", {topics[0]: [("orig", 1, 1.0)]})
         build_pool(campaign=campaign, spec=depth(5))
         orig = PoolEntry.objects.get(document__doc_id="orig")
-        record_judgment(topic=topics[0], document=orig.document, assessor=organiser, labels=Labels(relevance=2), phase="main")
+        record_judgment(topic=topics[0], document=orig.document, assessor=organiser, labels=Labels({"relevance": 2}), phase="main")
         add_run(campaign, "late", {topics[0]: [("copy", 1, 1.0)]})
 
         summary = build_pool(campaign=campaign, spec=depth(5))
@@ -122,24 +122,24 @@ class TestDuplicates:
         build_pool(campaign=campaign, spec=depth(5))  # stubs: no text yet, so no group
         for doc, relevance in (("orig", 2), ("copy", 0)):
             record_judgment(topic=topics[0], document=Document.objects.get(doc_id=doc), assessor=organiser,
-                            labels=Labels(relevance=relevance), phase="main")
+                            labels=Labels({"relevance": relevance}), phase="main")
         Document.objects.filter(doc_id__in=["orig", "copy"]).update(body=self.TEXT, has_text=True)  # text arrives
 
         summary = group_duplicates(campaign=campaign)
 
         assert summary.twins == 1 and summary.labels_copied == 0
-        assert dict(Judgment.objects.values_list("document__doc_id", "relevance")) == {"orig": 2, "copy": 0}
+        assert {j.document.doc_id: j.labels for j in Judgment.objects.select_related("document")} == {"orig": {"relevance": 2}, "copy": {"relevance": 0}}
 
     def test_a_judged_member_becomes_canonical_and_stays(self, campaign, topics, organiser):
         add_run(campaign, "r1", {topics[0]: [("a", 1, 2.0), ("b", 2, 1.0)]})
         build_pool(campaign=campaign, spec=depth(5))  # stubs: no text, no group yet
         later = max(PoolEntry.objects.filter(topic=topics[0]), key=lambda e: e.order)
-        record_judgment(topic=topics[0], document=later.document, assessor=organiser, labels=Labels(relevance=2), phase="main")
+        record_judgment(topic=topics[0], document=later.document, assessor=organiser, labels=Labels({"relevance": 2}), phase="main")
         Document.objects.filter(doc_id__in="ab").update(body=self.TEXT, has_text=True)
 
         group_duplicates(campaign=campaign)
         earlier = PoolEntry.objects.exclude(pk=later.pk).get(topic=topics[0])
-        record_judgment(topic=topics[0], document=earlier.document, assessor=organiser, labels=Labels(relevance=2), phase="main")
+        record_judgment(topic=topics[0], document=earlier.document, assessor=organiser, labels=Labels({"relevance": 2}), phase="main")
         group_duplicates(campaign=campaign)
 
         earlier.refresh_from_db()

@@ -15,7 +15,8 @@ from sklearn.metrics import accuracy_score, f1_score
 from accounts.models import Role
 from assessments.formats.qrels import parse_qrels
 from assessments.models import Run
-from assessments.services.evaluation import EvaluationError, evaluate_runs
+from assessments.services.adjudication import Decision, adjudicate
+from assessments.services.evaluation import EvaluationError, compare_runs, evaluate_runs
 from assessments.services.exports import export_qrels
 from assessments.services.judging import Labels, record_judgment
 from tests.factories import CampaignFactory, DocumentFactory, MembershipFactory, TopicFactory, UserFactory
@@ -41,9 +42,10 @@ def judge_all(campaign, assessor, labels, phase="main"):
         for doc_id, label in docs.items():
             document = campaign.collection.documents.filter(doc_id=doc_id).first() or DocumentFactory(
                 collection=campaign.collection, doc_id=doc_id)
-            relevance, quality, stance = label if isinstance(label, tuple) else (label, None, "")
+            relevance, quality, stance = label if isinstance(label, tuple) else (label, None, None)
+            values = {"relevance": relevance, "quality": quality, "stance": stance}
             record_judgment(topic=topic, document=document, assessor=assessor, phase=phase,
-                            labels=Labels(relevance=relevance, quality=quality, stance=stance))
+                            labels=Labels({name: value for name, value in values.items() if value not in (None, "")}))
 
 
 def trec_eval_ndcg(qrels, runs_lines, k=5, by_rank=False):
@@ -156,7 +158,7 @@ def test_several_assessors_are_combined_by_the_same_rules_as_the_export(campaign
     for rule in ("majority", "max", "mean", "assessor:bob"):
         exported = b"".join(export_qrels(campaign=campaign, kind="relevance", phase="training", rule=rule)).decode()
         qrels = {}
-        for topic, doc, label in parse_qrels(exported.splitlines(), source="export", kind="relevance"):
+        for topic, doc, label in parse_qrels(exported.splitlines(), source="export", dimension=campaign.label_scheme.dimension("relevance")):
             qrels.setdefault(topic, {})[doc] = label
         [result] = evaluate_runs(campaign=campaign, phase="training", rule=rule).results
         assert result.scores["relevance"].per_topic == pytest.approx(trec_eval_ndcg(qrels, {"r": lines})["r"], abs=1e-12), rule
@@ -332,5 +334,52 @@ def test_results_are_for_the_campaigns_organisers(who, page, api, client, alice,
 def test_an_unknown_measure_is_an_error_not_a_guess(campaign):
     with pytest.raises(EvaluationError, match="unknown measure"):
         evaluate_runs(campaign=campaign, measure="nDCG")
-    with pytest.raises(EvaluationError, match="kinds must be among relevance, quality"):
-        evaluate_runs(campaign=campaign, kinds=("stance",))
+    with pytest.raises(EvaluationError, match="unknown label dimension 'coherence'"):
+        evaluate_runs(campaign=campaign, kinds=("coherence",))
+    with pytest.raises(EvaluationError, match="stance is a category: a measure scores graded labels"):
+        compare_runs(campaign=campaign, kind="stance")
+
+
+def test_a_category_kind_is_compared_with_the_stance_column_and_the_primary_dimension_is_scored(campaign, alice):
+    judge_all(campaign, alice, {"1": {"a": (2, 1, "FIRST"), "b": (1, 1, "SECOND")}})
+    add_run(campaign, "r", {"1": [("a", 1, 2.0, "FIRST"), ("b", 2, 1.0, "FIRST")]}, stance=True)
+    board = evaluate_runs(campaign=campaign, kinds=("stance",))
+    assert (board.kinds, board.stance_kind) == (("relevance",), "stance")
+    assert (board.results[0].stance.accuracy, board.results[0].stance.n) == (0.5, 2)
+    assert board.as_json()[0]["stance_kind"] == "stance"
+    assert board.results[0].scores["relevance"].mean == evaluate_runs(campaign=campaign).results[0].scores["relevance"].mean
+
+
+def test_a_dimensions_otherwise_counts_as_its_qrels_export_reads_it(alice):
+    """Touché 2023's causal task: a document of the wrong direction has relevance 0 (the dimension's `otherwise`)
+    without a relevance label; the stance column is compared with the scheme's stance, not its direction."""
+    causal = CampaignFactory(slug="causal", preset="touche-2023-task2")
+    topic = TopicFactory(campaign=causal, number="1")
+    given = {
+        "a": {"direction": "CAUSE_EFFECT", "relevance": 2, "stance": "SUPPORT"},
+        "b": {"direction": "CAUSE_EFFECT", "relevance": 1, "stance": "REFUTE"},
+        "w": {"direction": "WRONG"},
+    }
+    for doc_id, values in given.items():
+        record_judgment(topic=topic, document=DocumentFactory(collection=causal.collection, doc_id=doc_id),
+                        assessor=alice, phase="main", labels=Labels(values))
+    lines = {"1": [("w", 1, 3.0, "SUPPORT"), ("a", 2, 2.0, "SUPPORT"), ("b", 3, 1.0, "SUPPORT")]}
+    add_run(causal, "r", lines, stance=True)
+    exported = b"".join(export_qrels(campaign=causal, kind="relevance")).decode()
+    qrels = {"1": {doc: int(label) for _, _, doc, label in (line.split() for line in exported.splitlines())}}
+    assert qrels == {"1": {"a": 2, "b": 1, "w": 0}}
+
+    board = evaluate_runs(campaign=causal)
+    result = board.results[0]
+    assert board.kinds == ("relevance",) and board.stance_kind == "stance"
+    assert result.scores["relevance"].per_topic == pytest.approx(trec_eval_ndcg(qrels, {"r": lines})["r"], abs=1e-12)
+    assert result.scores["relevance"].judged_at_k == pytest.approx(3 / 5)
+    assert (result.stance.n, result.stance.accuracy) == (2, 0.5)  # w has no stance; a is right, b wrong
+    # An adjudicator decides b is of the wrong direction: relevance 0 by `otherwise`, and no stance left to compare.
+    adjudicate(topic=topic, document=causal.collection.documents.get(doc_id="b"),
+               decision=Decision({"direction": "WRONG"}, reason="effect causes cause"), by=alice)
+    adjudicated = evaluate_runs(campaign=causal, rule="adjudicated").results[0]
+    decided = {"1": {**qrels["1"], "b": 0}}
+    assert adjudicated.scores["relevance"].per_topic == pytest.approx(trec_eval_ndcg(decided, {"r": lines})["r"], abs=1e-12)
+    assert (adjudicated.stance.n, adjudicated.stance.accuracy) == (1, 1.0)
+    assert evaluate_runs(campaign=causal).results[0].scores["relevance"].per_topic == result.scores["relevance"].per_topic

@@ -89,7 +89,7 @@ def judged(import_campaign):
     """The campaign with a judged document, so that a change to labels, documents or topics would show."""
     document = DocumentFactory(collection=import_campaign.collection, doc_id="d1")
     topic = import_campaign.topics.get(number="1")
-    record_judgment(topic=topic, document=document, assessor=UserFactory(username="carol"), labels=Labels(relevance=2), phase="main")
+    record_judgment(topic=topic, document=document, assessor=UserFactory(username="carol"), labels=Labels({"relevance": 2}), phase="main")
     return import_campaign
 
 

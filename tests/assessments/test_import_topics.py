@@ -2,13 +2,14 @@
 hostile or broken XML refused with file and line, storing nothing."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from accounts.models import Role
-from assessments.labels import PRESETS
+from assessments.labels import PRESETS, LabelScheme
 from assessments.management.commands.create_campaign import Command as CreateCampaign
-from assessments.models import Campaign, Topic
+from assessments.models import AuditEvent, Campaign, Collection, Topic
 from assessments.services.imports.topics import import_topics
 from assessments.services.judging import Labels, record_judgment
 from tests.factories import CampaignFactory, DocumentFactory, UserFactory
@@ -64,13 +65,60 @@ def test_create_campaign_help_lists_every_preset():
 def test_a_custom_campaign_needs_a_scheme_file(db, command, write_file):
     result = command("create_campaign", "mine", "--name", "Mine", "--preset", "custom")
     assert (result.code, result.err.strip()) == (1, "error: a custom preset needs a label scheme")
-    scheme = {"relevance": [{"value": 0, "name": "No", "key": "0"}, {"value": 1, "name": "Yes", "key": "1"}]}
+    result = command("create_campaign", "mine", "--name", "Mine")
+    assert (result.code, result.err.strip()) == (1, "error: give --preset NAME or --scheme FILE")
+    scheme = {"version": 2, "dimensions": [
+        {"name": "relevance", "kind": "graded", "values": [{"value": 0, "name": "No", "key": "0"}, {"value": 1, "name": "Yes", "key": "1"}]},
+    ]}
     path = write_file("scheme.json", json.dumps(scheme))
     assert command("create_campaign", "mine", "--name", "Mine", "--preset", "custom", "--scheme", path).code == 0
     assert Campaign.objects.get(slug="mine").label_scheme.values("relevance") == (0, 1)
+    result = command("create_campaign", "both", "--name", "Both", "--preset", "touche-2022-task2", "--scheme", path)
+    assert (result.code, result.err.strip()) == (1, "error: give --preset or --scheme, not both (preset touche-2022-task2 has its own scheme)")
     broken = write_file("broken.json", '{"relevance": [\n  {"value": 0,,}]}')
     result = command("create_campaign", "other", "--name", "Other", "--preset", "custom", "--scheme", broken)
     assert (result.code, result.err.strip()) == (1, f"error: {broken}:2: invalid JSON: Expecting property name enclosed in double quotes")
+    assert list(Campaign.objects.values_list("slug", flat=True)) == ["mine"]
+
+
+def test_a_scheme_file_alone_makes_a_custom_campaign(db, command, organiser):
+    """The suite's example: four dimensions of the three kinds, three of them asked under a condition."""
+    path = Path(__file__).resolve().parents[1] / "data" / "schemes" / "four-dimensions.json"
+    result = command("create_campaign", "questions", "--name", "Four questions", "--scheme", path, "--organisers", organiser.username)
+    assert result.code == 0, result.err
+    campaign = Campaign.objects.get(slug="questions")
+    assert campaign.preset == "custom" and campaign.scheme == LabelScheme.from_json(json.loads(path.read_text())).to_json()
+    scheme = campaign.label_scheme
+    assert [(d.name, d.kind) for d in scheme.dimensions] == [
+        ("ONTOPIC", "question"), ("usefulness", "graded"), ("side", "category"), ("persuasive", "question"),
+    ]
+    assert scheme.primary.name == "usefulness"  # the first required graded dimension
+    assert "(custom)" in result.out
+
+
+def _dimension(name, *keys, kind="graded", **extra):
+    return {"name": name, "kind": kind, "values": [{"value": i, "name": str(i), "key": k} for i, k in enumerate(keys)], **extra}
+
+
+@pytest.mark.parametrize(
+    ("dimensions", "reason"),
+    [
+        ([_dimension("relevance", "0", "1"), _dimension("quality", "1", "2")],
+         "key '1' is given to both relevance 1 and quality 0"),
+        ([_dimension("relevance", "0", "1"), _dimension("quality", "q", "w", condition={"dimension": "relevanse", "min": 1})],
+         "dimension quality: its condition names an unknown dimension 'relevanse'"),
+        ([_dimension("a", "1", "2", condition={"dimension": "b", "min": 1}), _dimension("b", "3", "4", condition={"dimension": "a", "min": 1})],
+         "conditions form a cycle: a → b → a"),
+        ([_dimension("relevance", "0", "0")], "key '0' is given to both relevance 0 and relevance 1"),
+        ([_dimension("topical", "y", "n", kind="question"), _dimension("topical", "a", "b")], "dimension names repeat"),
+        ([], "a label scheme needs at least one dimension"),
+    ],
+)
+def test_a_scheme_file_the_judge_page_could_not_drive_is_refused_naming_the_file(db, command, write_file, dimensions, reason):
+    path = write_file("scheme.json", json.dumps({"version": 2, "dimensions": dimensions}))
+    result = command("create_campaign", "mine", "--name", "Mine", "--scheme", path)
+    assert (result.code, result.err.strip()) == (1, f"error: {path}: {reason}")
+    assert not Campaign.objects.exists() and not Collection.objects.exists() and not AuditEvent.objects.exists()
 
 
 def test_create_campaign_refuses_a_slug_in_use(db, command):
@@ -124,7 +172,7 @@ def test_reimporting_updates_in_place_and_keeps_topics_missing_from_the_file(cam
     ids = dict(Topic.objects.values_list("number", "pk"))
     judged = Topic.objects.get(number="2")
     record_judgment(topic=judged, document=DocumentFactory(collection=campaign.collection), assessor=UserFactory(),
-                    labels=Labels(relevance=1), phase="main")
+                    labels=Labels({"relevance": 1}), phase="main")
 
     second = write_file("v2.xml", "<topics><topic><number>4</number><title>New</title></topic>"
                         "<topic><number>2</number><title>New 2</title></topic><topic><number>1</number><title>Old 1</title></topic></topics>")

@@ -137,7 +137,7 @@ class TestIncrementalBuilds:
         add_run(campaign, "r1", {topics[0]: ranked("doc", 10)})
         build_pool(campaign=campaign, spec=depth(10))
         judged = PoolEntry.objects.get(topic=topics[0], document__doc_id="doc-009")
-        record_judgment(topic=topics[0], document=judged.document, assessor=organiser, labels=Labels(relevance=2), phase="main")
+        record_judgment(topic=topics[0], document=judged.document, assessor=organiser, labels=Labels({"relevance": 2}), phase="main")
 
         summary = build_pool(campaign=campaign, spec=depth(3))
 
@@ -260,7 +260,7 @@ class TestBudgetStrategies:
         build_pool(campaign=campaign, spec=depth(3))
         for entry in PoolEntry.objects.filter(topic=topics[0]).select_related("document"):
             relevance = 2 if entry.document.doc_id.startswith("good") else 0
-            record_judgment(topic=topics[0], document=entry.document, assessor=organiser, labels=Labels(relevance=relevance), phase="main")
+            record_judgment(topic=topics[0], document=entry.document, assessor=organiser, labels=Labels({"relevance": relevance}), phase="main")
 
         summary = build_pool(campaign=campaign, spec=PoolSpec(strategy="maxmean", budget=4))
 

@@ -76,7 +76,7 @@ class TestStatistics:
             DocumentFactory(collection=campaign.collection, doc_id=doc, body=f"text of {doc}")
         build_pool(campaign=campaign, spec=depth(5))
         record_judgment(topic=topics[0], document=Document.objects.get(doc_id="a"), assessor=organiser,
-                        labels=Labels(relevance=1), phase="main")
+                        labels=Labels({"relevance": 1}), phase="main")
 
         stats = pool_statistics(campaign=campaign)
 

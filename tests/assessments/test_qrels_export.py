@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from assessments.formats.qrels import topic_sort_key
-from assessments.models import QrelsSnapshot
+from assessments.models import Document, QrelsSnapshot
 from assessments.services import exports
 from assessments.services.exports import (
     AggregationRule,
@@ -41,7 +41,7 @@ def judge(campaign):
         topic = topics[number]
         document = docs.get(doc_id) or docs.setdefault(doc_id, DocumentFactory(collection=campaign.collection, doc_id=doc_id))
         return record_judgment(topic=topic, document=document, assessor=assessor, phase=phase,
-                               labels=Labels(relevance=relevance, **labels))
+                               labels=Labels({"relevance": relevance, **labels}))
 
     return save
 
@@ -158,7 +158,7 @@ def test_the_file_holds_only_qrels_lines_and_the_snapshot_records_the_rule(judge
         ({"kind": "relevance", "rule": "median"}, "unknown rule 'median'"),
         ({"kind": "relevance", "rule": "assessor:nobody"}, "no assessor named 'nobody'"),
         ({"kind": "relevance", "phase": "setup"}, "unknown phase"),
-        ({"kind": "grade"}, "unknown kind"),
+        ({"kind": "grade"}, r"kind: unknown label dimension 'grade' \(this campaign's: relevance, quality, stance\)"),
     ],
 )
 def test_impossible_exports_are_refused_before_any_byte(options, message, campaign):
@@ -169,8 +169,47 @@ def test_impossible_exports_are_refused_before_any_byte(options, message, campai
 
 def test_a_campaign_without_quality_labels_cannot_export_quality(db):
     campaign = TopicFactory(campaign__preset="touche-2023-task2").campaign
-    with pytest.raises(ExportError, match="has no quality labels"):
+    with pytest.raises(ExportError, match=r"unknown label dimension 'quality' \(this campaign's: direction, relevance, evidence, stance\)"):
         export_qrels(campaign=campaign, kind="quality")
+
+
+def labelled(campaign, assessor, doc_id, labels, note=""):
+    """Record `labels` (any dimensions of the campaign's scheme, or none) for topic 1 of the campaign."""
+    topic = campaign.topics.get_or_create(number="1")[0]
+    document = Document.objects.get_or_create(collection=campaign.collection, doc_id=doc_id)[0]
+    record_judgment(topic=topic, document=document, assessor=assessor, phase="main", labels=Labels(labels, note=note))
+
+
+def test_the_kind_is_any_dimension_of_the_scheme_and_defaults_to_the_primary_one(db):
+    campaign = TopicFactory(campaign__preset="touche-2022-task1", number="1").campaign  # relevance, quality, coherence
+    alice, bob = UserFactory(username="alice"), UserFactory(username="bob")
+    labelled(campaign, alice, "pair-1", {"relevance": 2, "quality": 1, "coherence": 2})
+    labelled(campaign, bob, "pair-1", {"relevance": 1, "coherence": 1})
+    labelled(campaign, alice, "pair-2", {"coherence": 0})  # a judgment needs no relevance
+    labelled(campaign, alice, "pair-3", {}, note="come back to it")  # nor any label: it is in no file
+
+    assert b"".join(export := export_qrels(campaign=campaign)) == b"1 0 pair-1 1\n"  # majority: tie to the lower
+    assert export.snapshot.kind == "relevance"
+    assert exported(campaign, "coherence") == b"1 0 pair-1 1\n1 0 pair-2 0\n"
+    assert exported(campaign, "coherence", rule="max") == b"1 0 pair-1 2\n1 0 pair-2 0\n"
+    assert exported(campaign, "quality", rule="assessor:alice") == b"1 0 pair-1 1\n"
+
+
+def test_a_dimension_with_otherwise_gives_it_where_its_condition_was_answered_and_fails(db):
+    """2023 Task 2: a document of the wrong causal direction is off-topic, relevance 0 in the files, though the
+    judge page never asks its relevance."""
+    campaign = TopicFactory(campaign__preset="touche-2023-task2", number="1").campaign
+    alice, bob = UserFactory(username="alice"), UserFactory(username="bob")
+    labelled(campaign, alice, "as-asked", {"direction": "CAUSE_EFFECT", "relevance": 2, "evidence": "STRONGER"})
+    labelled(campaign, alice, "wrong-way", {"direction": "WRONG"})
+    labelled(campaign, bob, "wrong-way", {"direction": "CAUSE_EFFECT", "relevance": 2})
+    labelled(campaign, alice, "unanswered", {}, note="the direction is unclear")  # no direction yet: no relevance either
+
+    assert exported(campaign, "relevance") == b"1 0 as-asked 2\n1 0 wrong-way 0\n"  # 0 and 2 tie: the lower
+    assert exported(campaign, "relevance", rule="max") == b"1 0 as-asked 2\n1 0 wrong-way 2\n"
+    assert exported(campaign, "relevance", rule="assessor:alice") == b"1 0 as-asked 2\n1 0 wrong-way 0\n"
+    assert exported(campaign, "evidence") == b"1 0 as-asked STRONGER\n"  # no otherwise: only the labelled
+    assert exported(campaign, "direction") == b"1 0 as-asked CAUSE_EFFECT\n1 0 wrong-way CAUSE_EFFECT\n"
 
 
 # --- Snapshots ----------------------------------------------------------------------------------------------
@@ -279,7 +318,8 @@ def test_a_snapshot_is_kept_in_the_database_in_parts(judge, alice, campaign, mon
     snapshot = QrelsSnapshot.objects.get()
     parts = list(snapshot.parts.order_by("index").values_list("index", "data"))
     assert [(index, bytes(part)) for index, part in parts] == [(0, data[:10]), (1, data[10:20]), (2, data[20:])]
-    assert [line for line in exports._snapshot_rows(snapshot)] == [("1", "d1", 1), ("1", "d2", 1), ("1", "d3", 1)]
+    rows = exports._snapshot_rows(snapshot, campaign.label_scheme.dimension("relevance"))
+    assert list(rows) == [("1", "d1", 1), ("1", "d2", 1), ("1", "d3", 1)]
 
 
 @pytest.mark.parametrize(
@@ -350,6 +390,13 @@ def test_the_command_writes_the_file_and_reports_the_snapshot(judge, alice, camp
     call_command("export_qrels", "touche22", "--kind", "relevance", "--rule", "assessor:alice", stdout=out, stderr=io.StringIO())
     assert out.getvalue() == "1 0 d1 2\n"
     assert QrelsSnapshot.objects.get(number=2).rule == "assessor:alice"
+    err = io.StringIO()
+    call_command("export_qrels", "touche22", stdout=io.StringIO(), stderr=err)  # the scheme's primary dimension
+    assert "qrels snapshot #3: 1 relevance lines" in err.getvalue()
+    err = io.StringIO()
+    with pytest.raises(SystemExit):
+        call_command("export_qrels", "touche22", "--kind", "coherence", stderr=err)
+    assert err.getvalue().strip() == "error: kind: unknown label dimension 'coherence' (this campaign's: relevance, quality, stance)"
 
 
 def test_the_download_on_the_page_streams_the_file_and_keeps_a_snapshot(client, organiser, judge, alice, campaign):

@@ -32,7 +32,7 @@ def campaign_with_topics(preset: str, numbers, slug: str | None = None):
 
 def labels_of(campaign, assessor: str, kind: str) -> Counter:
     judgments = Judgment.objects.filter(topic__campaign=campaign, assessor__username=assessor)
-    return Counter(judgments.exclude(**{f"{kind}__isnull": True}).values_list(kind, flat=True))
+    return Counter(labels[kind] for labels in judgments.values_list("labels", flat=True) if kind in labels)
 
 
 def file_lines(path: Path) -> list[str]:
@@ -151,7 +151,6 @@ def test_a_topic_the_campaign_lacks_is_an_error_at_its_line(touche_data):
         ("1 0 d1 1\n1 0 d2\n", "relevance", r"bad.qrels:2: expected 4 fields"),
         ("1 0 d1 PRO\n", "stance", r"bad.qrels:1: unknown stance label 'PRO'"),
         ("1 0 d1 3\n", "quality", r"bad.qrels:1: quality 3 is not in the campaign's scheme"),
-        ("1 0 d1 1\n1 0 d2 1\n", "quality", r"bad.qrels:1: touche has no relevance judgment for topic 1, document d1"),
         ("", "relevance", r"bad.qrels: the file has no judgments"),
         ("1 0 d1 1\n1 0 caf\xe9 1\n", "relevance", r"bad.qrels:2: not UTF-8 text \(byte 0xe9 at column 8\)"),
     ],
@@ -168,7 +167,8 @@ def test_bad_lines_are_reported_with_file_and_line_and_nothing_is_stored(tmp_pat
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"kind": "quality", "assessor": "touche"}, "has no quality labels"),
+        ({"kind": "quality", "assessor": "touche"},
+         r"kind: unknown label dimension 'quality' \(this campaign's: direction, relevance, evidence, stance\)"),
         ({"kind": "relevance", "assessor": "two words"}, "assessor name 'two words'"),
         ({"kind": "relevance", "assessor": "touche", "phase": "all"}, "unknown phase"),
     ],
@@ -187,11 +187,10 @@ def test_impossible_options_are_refused(tmp_path, options, message):
 
 def judgment_rows(assessor: str):
     judgments = Judgment.objects.filter(assessor__username=assessor).order_by("topic__number", "document__doc_id")
-    fields = ("topic__number", "document__doc_id", "phase", "relevance", "quality", "stance", "note", "flagged",
-              "time_spent_ms", "source", "revision")
+    fields = ("topic__number", "document__doc_id", "phase", "labels", "note", "flagged", "time_spent_ms", "source", "revision")
     events = JudgmentEvent.objects.filter(assessor__username=assessor).order_by("judgment__topic__number", "judgment__document__doc_id", "revision")
-    event_fields = ("judgment__topic__number", "judgment__document__doc_id", "revision", "relevance", "quality", "stance",
-                    "note", "flagged", "time_spent_ms", "source")
+    event_fields = ("judgment__topic__number", "judgment__document__doc_id", "revision", "labels", "note", "flagged",
+                    "time_spent_ms", "source")
     return list(judgments.values_list(*fields)), list(events.values_list(*event_fields))
 
 
@@ -216,29 +215,31 @@ def test_the_bulk_path_writes_the_rows_record_judgment_writes(tmp_path, campaign
             document = Document.objects.get(doc_id=doc_id)
             slow = User.objects.get_or_create(username="slow")[0]
             current = Judgment.objects.filter(topic=topic, document=document, assessor=slow).first()
-            labels = {"relevance": current.relevance, "quality": current.quality, "stance": current.stance} if current else {}
+            labels = dict(current.labels) if current else {}
             labels[kind] = label
-            record_judgment(topic=topic, document=document, assessor=slow, labels=Labels(**labels), phase="main", source="import")
+            record_judgment(topic=topic, document=document, assessor=slow, labels=Labels(labels), phase="main", source="import")
 
     bulk, slow = judgment_rows("bulk"), judgment_rows("slow")
     assert bulk == slow
-    assert [row[3:6] + (row[-1],) for row in bulk[0]] == [(2, 1, "SECOND", 3), (1, None, "", 2), (1, 2, "", 2)]
+    assert [(row[3], row[-1]) for row in bulk[0]] == [
+        ({"relevance": 2, "quality": 1, "stance": "SECOND"}, 3), ({"relevance": 1}, 2), ({"relevance": 1, "quality": 2}, 2),
+    ]
     assert len(bulk[1]) == 7
 
 
 def test_merging_into_an_assessors_own_judgment_keeps_its_other_labels_and_history(tmp_path, campaign, pool, alice):
     topic, document = pool[0].topic, pool[0].document
     record_judgment(topic=topic, document=document, assessor=alice, phase="training",
-                    labels=Labels(relevance=1, quality=2, stance="FIRST", note="careful"))
+                    labels=Labels({"relevance": 1, "quality": 2, "stance": "FIRST"}, note="careful"))
     path = tmp_path / "alice.qrels"
     path.write_text(f"{topic.number} 0 {document.doc_id} 2\n")
     summary = import_qrels(campaign=campaign, path=path, kind="relevance", assessor="alice", phase="training")
     assert (summary.counts["created"], summary.counts["updated"]) == (0, 1)
     judgment = Judgment.objects.get(assessor=alice)
-    assert (judgment.relevance, judgment.quality, judgment.stance, judgment.note, judgment.revision, judgment.source) == (
-        2, 2, "FIRST", "careful", 2, "import"
+    assert (judgment.labels, judgment.note, judgment.revision, judgment.source) == (
+        {"relevance": 2, "quality": 2, "stance": "FIRST"}, "careful", 2, "import"
     )
-    assert list(judgment.events.values_list("revision", "relevance", "source")) == [(1, 1, "web"), (2, 2, "import")]
+    assert list(judgment.events.values_list("revision", "labels__relevance", "source")) == [(1, 1, "web"), (2, 2, "import")]
 
 
 def test_the_imported_assessor_is_an_assessor_who_cannot_log_in(tmp_path, campaign):
@@ -278,6 +279,22 @@ def test_the_command_stops_with_file_and_line(touche_data):
     assert_nothing_stored()
 
 
+def test_the_command_takes_any_dimension_of_the_scheme_and_defaults_to_the_primary_one(tmp_path, campaign):
+    TopicFactory(campaign=campaign, number="1")
+    path = tmp_path / "q.qrels"
+    path.write_text("1 0 d1 2\n")
+    out = io.StringIO()
+    call_command("import_qrels", "touche22", str(path), "--assessor", "touche", stdout=out, stderr=io.StringIO())
+    call_command("import_qrels", "touche22", str(path), "--kind", "quality", "--assessor", "touche", stdout=out, stderr=io.StringIO())
+    assert "q.qrels: 1 relevance labels on 1 topic as touche: 1 new judgments" in out.getvalue()
+    assert "q.qrels: 1 quality labels on 1 topic as touche: 0 new judgments, 1 changed" in out.getvalue()
+    assert Judgment.objects.get().labels == {"relevance": 2, "quality": 2}
+    err = io.StringIO()
+    with pytest.raises(SystemExit):
+        call_command("import_qrels", "touche22", str(path), "--kind", "coherence", "--assessor", "touche", stderr=err)
+    assert err.getvalue().strip() == "error: kind: unknown label dimension 'coherence' (this campaign's: relevance, quality, stance)"
+
+
 def test_an_upload_on_the_page_runs_as_a_job(client, organiser, campaign, django_capture_on_commit_callbacks):
     TopicFactory(campaign=campaign, number="1")
     client.force_login(organiser)
@@ -314,10 +331,16 @@ def test_the_api_queues_an_import(organiser, campaign, django_capture_on_commit_
         response = api.post("/api/campaigns/touche22/qrels/import/", {"file": upload, "kind": "stance", "assessor": "x"})
     assert response.status_code == 202
     job = Job.objects.get(pk=response.json()["job"])
-    assert job.status == "failed" and "x has no relevance judgment for topic 1" in job.message
+    # A stance file needs no relevance imported first (the rule before labels by dimension): it creates the judgment.
+    assert job.status == "succeeded" and "q.qrels: 1 stance labels on 1 topic as x: 1 new judgments" in job.message
+    assert Judgment.objects.get(assessor__username="x").labels == {"stance": "FIRST"}
     refused = api.post("/api/campaigns/touche22/qrels/import/",
                        {"file": SimpleUploadedFile("q.qrels", b""), "kind": "relevance", "assessor": "bad name"})
     assert refused.status_code == 400
+    unknown = api.post("/api/campaigns/touche22/qrels/import/",
+                       {"file": SimpleUploadedFile("q.qrels", b"1 0 d1 1\n"), "kind": "coherence", "assessor": "x"})
+    assert unknown.status_code == 400
+    assert "unknown label dimension 'coherence' (this campaign's: relevance, quality, stance)" in unknown.json()["detail"]
 
 
 @pytest.mark.parametrize(("who", "status"), [("alice", 404), ("mallory", 404)])

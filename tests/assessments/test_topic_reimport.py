@@ -34,7 +34,7 @@ def judged(db, write_file, command, alice, upload_root):
     assert command("import_topics", campaign.slug, write_file("first.xml", FIRST)).code == 0
     topic = campaign.topics.get(number="1")
     record_judgment(topic=topic, document=DocumentFactory(collection=campaign.collection), assessor=alice,
-                    labels=Labels(relevance=2), phase="main")
+                    labels=Labels({"relevance": 2}), phase="main")
     return campaign
 
 

@@ -44,18 +44,18 @@ def _export(campaign, *, phase: str, rule: str = "majority"):
 def training_diff(campaign, alice, bob, pool):
     """Snapshots #1 and #2 of the training labels, with alice changing her label in between."""
     topic, document = pool[0].topic, pool[0].document
-    record_judgment(topic=topic, document=document, assessor=alice, labels=Labels(relevance=2), phase="training")
-    record_judgment(topic=topic, document=document, assessor=bob, labels=Labels(relevance=2), phase="training")
+    record_judgment(topic=topic, document=document, assessor=alice, labels=Labels({"relevance": 2}), phase="training")
+    record_judgment(topic=topic, document=document, assessor=bob, labels=Labels({"relevance": 2}), phase="training")
     older = _export(campaign, phase="training")
-    record_judgment(topic=topic, document=document, assessor=alice, labels=Labels(relevance=0), phase="training")
-    record_judgment(topic=topic, document=document, assessor=bob, labels=Labels(relevance=0), phase="training")
+    record_judgment(topic=topic, document=document, assessor=alice, labels=Labels({"relevance": 0}), phase="training")
+    record_judgment(topic=topic, document=document, assessor=bob, labels=Labels({"relevance": 0}), phase="training")
     return older, _export(campaign, phase="training")
 
 
 @pytest.fixture
 def alices_snapshot(campaign, alice, pool):
     """Snapshot #1: alice's training labels alone (an adjudicator made it)."""
-    record_judgment(topic=pool[0].topic, document=pool[0].document, assessor=alice, labels=Labels(relevance=2), phase="training")
+    record_judgment(topic=pool[0].topic, document=pool[0].document, assessor=alice, labels=Labels({"relevance": 2}), phase="training")
     return _export(campaign, phase="training", rule="assessor:alice")
 
 
@@ -67,7 +67,7 @@ def _api(user) -> APIClient:
 
 @EVERYONE
 def test_the_only_one_assessor_rule_is_offered_to_those_who_see_training_labels(client, campaign, alice, pool, viewer, sees):
-    record_judgment(topic=pool[0].topic, document=pool[0].document, assessor=alice, labels=Labels(relevance=1), phase="training")
+    record_judgment(topic=pool[0].topic, document=pool[0].document, assessor=alice, labels=Labels({"relevance": 1}), phase="training")
     client.force_login(viewer)
     for page in ("qrels", "leaderboard", "compare_runs", "reusability"):
         with_rule = 'value="assessor:alice"' in client.get(reverse(f"assessments:{page}", args=[SLUG])).content.decode()
@@ -76,7 +76,7 @@ def test_the_only_one_assessor_rule_is_offered_to_those_who_see_training_labels(
 
 @EVERYONE
 def test_forcing_the_one_assessor_rule_is_refused(client, campaign, alice, pool, viewer, sees):
-    record_judgment(topic=pool[0].topic, document=pool[0].document, assessor=alice, labels=Labels(relevance=1), phase="training")
+    record_judgment(topic=pool[0].topic, document=pool[0].document, assessor=alice, labels=Labels({"relevance": 1}), phase="training")
     client.force_login(viewer)
     forced = {"rule": "assessor:alice", "phase": "training", "kind": "relevance", "measure": "nDCG@5"}
     expected = 200 if sees else 403
@@ -126,9 +126,9 @@ def test_the_diff_names_who_changed_training_labels_only_to_those_who_may_see_th
 @EVERYONE
 def test_the_diff_names_who_changed_main_phase_labels_to_every_organiser(client, campaign, alice, viewer, sees):
     entry = PoolEntryFactory(topic=TopicFactory(campaign=campaign, number="2"))
-    record_judgment(topic=entry.topic, document=entry.document, assessor=alice, labels=Labels(relevance=1), phase="main")
+    record_judgment(topic=entry.topic, document=entry.document, assessor=alice, labels=Labels({"relevance": 1}), phase="main")
     older = _export(campaign, phase="main")
-    record_judgment(topic=entry.topic, document=entry.document, assessor=alice, labels=Labels(relevance=2), phase="main")
+    record_judgment(topic=entry.topic, document=entry.document, assessor=alice, labels=Labels({"relevance": 2}), phase="main")
     newer = _export(campaign, phase="main")
     client.force_login(viewer)
     text = client.get(reverse("assessments:qrels_diff", args=[SLUG]), {"older": older.number, "newer": newer.number}).content.decode()
@@ -140,10 +140,10 @@ def test_the_diff_names_who_changed_main_phase_labels_to_every_organiser(client,
 @EVERYONE
 def test_the_discussion_shows_training_labels_only_to_those_who_may_see_them(client, campaign, alice, pool, viewer, sees):
     record_judgment(
-        topic=pool[0].topic, document=pool[0].document, assessor=alice, labels=Labels(relevance=2, flagged=True), phase="training"
+        topic=pool[0].topic, document=pool[0].document, assessor=alice, labels=Labels({"relevance": 2}, flagged=True), phase="training"
     )
     entry = PoolEntryFactory(topic=TopicFactory(campaign=campaign, number="2"))
-    record_judgment(topic=entry.topic, document=entry.document, assessor=alice, labels=Labels(relevance=1, note="hm"), phase="main")
+    record_judgment(topic=entry.topic, document=entry.document, assessor=alice, labels=Labels({"relevance": 1}, note="hm"), phase="main")
     client.force_login(viewer)
     text = client.get(reverse("assessments:discussion", args=[SLUG])).content.decode()
     assert ('class="lab rel r-2"' in text) is sees and ("labels hidden" in text) is not sees
@@ -153,8 +153,8 @@ def test_the_discussion_shows_training_labels_only_to_those_who_may_see_them(cli
 @EVERYONE
 def test_disagreements_and_adjudication_are_for_adjudicators(client, campaign, alice, bob, pool, viewer, sees):
     topic, document = pool[0].topic, pool[0].document
-    record_judgment(topic=topic, document=document, assessor=alice, labels=Labels(relevance=2), phase="training")
-    record_judgment(topic=topic, document=document, assessor=bob, labels=Labels(relevance=0), phase="training")
+    record_judgment(topic=topic, document=document, assessor=alice, labels=Labels({"relevance": 2}), phase="training")
+    record_judgment(topic=topic, document=document, assessor=bob, labels=Labels({"relevance": 0}), phase="training")
     client.force_login(viewer)
     expected = 200 if sees else 404
     campaign_page = client.get(reverse("assessments:campaign", args=[SLUG])).content.decode()

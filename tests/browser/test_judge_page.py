@@ -17,10 +17,6 @@ def assignment(alice, training_topic, pool):
     return Assignment.objects.get(assessor=alice, topic=training_topic)
 
 
-def judgment_request(request):
-    return request.method == "PUT" and request.url.endswith("/judgment/")
-
-
 def test_an_assessor_logs_in_and_lands_on_my_work(page, log_in, live_server, assignment):
     page.goto("/accounts/login/")
     expect(page.get_by_role("heading", name="Log in")).to_be_visible()
@@ -63,10 +59,11 @@ def test_three_documents_judged_with_the_keyboard_alone_are_there_after_a_reload
     page.keyboard.press("j")
     page.wait_for_url(f"**/work/{assignment.pk}/3/")
 
-    # 3: not relevant; quality is not asked, so "w" changes nothing.
+    # 3: not relevant; quality is not asked (nor shown), so "w" changes nothing.
+    expect(page.locator('fieldset[data-dimension="quality"]')).to_be_hidden()
     page.keyboard.press("0")
     page.keyboard.press("w")
-    expect(page.locator("#toast")).to_contain_text("asked only for relevant documents")
+    expect(page.locator("#toast")).to_contain_text("Argument quality is asked only when relevance is 1 or more")
     expect(page.locator("#save-state")).to_have_attribute("data-state", "saved")
     expect(page.locator("#judged-count")).to_have_text("3")
 
@@ -83,14 +80,11 @@ def test_three_documents_judged_with_the_keyboard_alone_are_there_after_a_reload
     expect(page.locator("#note")).to_have_value("Compares both pets clearly.")
     expect(page.locator("#save-state")).to_have_attribute("data-state", "saved")
 
-    stored = {
-        j.document_id: (j.relevance, j.quality, j.stance, j.note, j.flagged)
-        for j in Judgment.objects.filter(assessor=assignment.assessor)
-    }
+    stored = {j.document_id: (j.labels, j.note, j.flagged) for j in Judgment.objects.filter(assessor=assignment.assessor)}
     assert stored == {
-        pool[0].document_id: (2, 2, "FIRST", "Compares both pets clearly.", False),
-        pool[1].document_id: (1, None, "", "", True),
-        pool[2].document_id: (0, None, "", "", False),
+        pool[0].document_id: ({"relevance": 2, "quality": 2, "stance": "FIRST"}, "Compares both pets clearly.", False),
+        pool[1].document_id: ({"relevance": 1}, "", True),
+        pool[2].document_id: ({"relevance": 0}, "", False),
     }
     assert all(j.time_spent_ms > 0 for j in Judgment.objects.all())
     assert page.errors == []
@@ -116,7 +110,7 @@ def test_a_label_chosen_while_the_network_is_down_is_kept_and_saved_when_it_retu
     expect(page.locator("#save-state")).to_have_attribute("data-state", "saved", timeout=20_000)
     expect(banner).to_be_hidden()
     judgment = Judgment.objects.get()
-    assert (judgment.document_id, judgment.relevance) == (pool[1].document_id, 2)
+    assert (judgment.document_id, judgment.labels) == (pool[1].document_id, {"relevance": 2})
     assert page.errors == []
 
 
@@ -155,6 +149,21 @@ def test_a_hostile_document_runs_nothing(page, log_in, assignment, pool):
     # The page's own data was not clobbered by the document's id="judge-data".
     page.keyboard.press("1")
     expect(page.locator("#save-state")).to_have_attribute("data-state", "saved")
+    assert page.errors == []
+
+
+def test_a_flag_alone_is_saved_and_the_document_stays_unjudged_until_it_has_a_relevance(page, log_in, assignment, pool):
+    log_in(assignment.assessor)
+    page.goto(reverse("annotation:judge", args=[assignment.pk, 1]))
+    page.keyboard.press("m")
+    expect(page.locator("#save-state")).to_have_text("Saved, without relevance yet")
+    expect(page.locator("#judged-count")).to_have_text("0")
+    judgment = Judgment.objects.get()
+    assert (judgment.labels, judgment.flagged) == ({}, True)
+    page.keyboard.press("2")
+    expect(page.locator("#save-state")).to_have_text("Saved")
+    expect(page.locator("#judged-count")).to_have_text("1")
+    expect(page.locator('fieldset[data-dimension="quality"]')).to_be_visible()
     assert page.errors == []
 
 

@@ -28,14 +28,19 @@ def pressed(page, key):
     return page.locator(f'.label-btn[data-key="{key}"]')
 
 
+def flat(values, note):
+    """(relevance, quality, stance, note), None or "" where a dimension has no value: what these tests compare."""
+    return values.get("relevance"), values.get("quality"), values.get("stance", ""), note
+
+
 def labels(entry):
     judgment = Judgment.objects.filter(document=entry.document).first()
-    return judgment and (judgment.relevance, judgment.quality, judgment.stance, judgment.note)
+    return judgment and flat(judgment.labels, judgment.note)
 
 
 def history(entry):
     events = JudgmentEvent.objects.filter(judgment__document=entry.document).order_by("revision")
-    return list(events.values_list("revision", "relevance", "quality", "stance", "note"))
+    return [(revision, *flat(values, note)) for revision, values, note in events.values_list("revision", "labels", "note")]
 
 
 def pending_keys(page):

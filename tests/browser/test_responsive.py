@@ -56,7 +56,7 @@ def demo(db):
             relevance = (n + assignment.assessor.pk) % 3
             record_judgment(
                 topic=assignment.topic, document=entry.document, assessor=assignment.assessor, phase=assignment.phase,
-                labels=Labels(relevance=relevance, quality=relevance and 2, stance="FIRST" if relevance else ""),
+                labels=Labels({"relevance": relevance, "quality": 2, "stance": "FIRST"} if relevance else {"relevance": 0}),
             )
     return campaign
 
@@ -171,7 +171,7 @@ def test_every_label_button_can_be_tapped_and_saves_with_the_document_readable(s
 
     def stored():
         judgment = Judgment.objects.get(assessor=assignment.assessor, document=entry.document)
-        return judgment.relevance, judgment.quality, judgment.stance
+        return tuple(judgment.labels.get(dimension) for dimension in ("relevance", "quality", "stance"))
 
     # The topic: a column on the desktop; on smaller screens a bar above the document that opens with a tap.
     description = page.locator("#topic-body .topic-text").first

@@ -16,13 +16,13 @@ TOPIC = {
     "cause": "", "effect": "", "is_training": False, "pool_seed": 7, "position": 0,
 }
 JUDGMENT = {
-    "topic": "1", "doc": "d1", "assessor": "alice", "phase": "main", "relevance": 2, "quality": None, "stance": "",
+    "topic": "1", "doc": "d1", "assessor": "alice", "phase": "main", "labels": {"relevance": 2, "stance": "PRO"},
     "note": "", "flagged": False, "time_spent_ms": 10, "source": "web", "revision": 2,
     "created_at": "2024-05-01T10:00:00+00:00", "updated_at": "2024-05-01T10:05:00.123456+00:00",
     "history": [
-        {"revision": 1, "assessor": "alice", "relevance": 1, "quality": None, "stance": "", "note": "", "flagged": False,
+        {"revision": 1, "assessor": "alice", "labels": {"relevance": 1}, "note": "", "flagged": False,
          "time_spent_ms": 5, "source": "web", "at": "2024-05-01T10:00:00+00:00"},
-        {"revision": 2, "assessor": "alice", "relevance": 2, "quality": None, "stance": "", "note": "", "flagged": False,
+        {"revision": 2, "assessor": "alice", "labels": {"relevance": 2, "stance": "PRO"}, "note": "", "flagged": False,
          "time_spent_ms": 10, "source": "web", "at": "2024-05-01T10:05:00.123456+00:00"},
     ],
     "replies": [],
@@ -116,6 +116,9 @@ def test_a_wrong_field_is_named_by_member_line_and_key(record, error):
         (lambda j: j["history"][0].update(at="2024-05-01 10:00"), "history[0].at: time '2024-05-01 10:00' has no UTC offset"),
         (lambda j: j.update(created_at="yesterday"), "created_at: expected an ISO 8601 time, got 'yesterday'"),
         (lambda j: j.update(phase="setup"), "phase: expected 'training' or 'main', got 'setup'"),
+        (lambda j: j.update(labels=[2]), "labels: expected an object of labels, got a list"),
+        (lambda j: j["history"][0]["labels"].update(relevance=1.5), "history[0].labels.relevance: expected an integer of at most 64 bits, got a number"),
+        (lambda j: j["labels"].update(flagged=True), "labels.flagged: expected an integer of at most 64 bits, got true"),
         (lambda j: j.update(replies=[{"author": "olivia", "text": "", "resolves": False, "created_at": "2024-05-01T10:00:00+00:00"}]),
          "replies[0].text: expected a non-empty string"),
     ],
@@ -186,7 +189,8 @@ def test_a_member_with_other_line_count_than_listed_is_refused():
 @pytest.mark.parametrize(
     ("changes", "error"),
     [
-        ({"version": 2}, "archive format version '2'; this Touchstone reads version 1"),
+        ({"version": 3}, "archive format version '3'; this Touchstone reads versions 1 and 2"),
+        ({"version": True}, "archive format version 'True'; this Touchstone reads versions 1 and 2"),
         ({"format": "something-else"}, "not a campaign archive (format is not 'touchstone-campaign-archive')"),
         ({"members": [{"name": "../../etc/passwd", "bytes": 0, "records": 0, "sha256": ""}]}, "member campaign.jsonl is missing from the list"),
     ],
@@ -207,3 +211,47 @@ def test_every_member_has_a_spec_and_the_manifest_comes_last():
     with zipfile.ZipFile(stream) as written:
         assert written.namelist() == [*MEMBERS, "snapshots/0001.qrels", "manifest.json"]
     assert set(MEMBERS) == set(SPECS)
+
+
+# As the code before label dimensions wrote them (format version 1): three label columns, a version-1 scheme and the
+# campaign's "quality and stance only of relevant documents" setting.
+CAMPAIGN_VERSION_1 = {
+    "slug": "c", "name": "C", "preset": "touche-2021-task2", "guidelines": "", "phase": "main", "training_round": 1,
+    "collection": {"slug": "c", "name": "C"}, "ask_details_only_if_relevant": True, "propagate_to_duplicates": True,
+    "seconds_per_judgment": 30, "agreement_threshold": 0.4, "overlap_share": 0.0,
+    "created_at": "2024-05-01T10:00:00+00:00", "archived_at": None,
+    "scheme": {
+        "relevance": [{"value": v, "name": str(v), "key": str(v)} for v in (0, 1, 2)],
+        "quality": [{"value": v, "name": str(v), "key": k} for v, k in ((0, "q"), (1, "w"), (2, "e"))], "stance": [],
+    },
+}
+JUDGMENT_VERSION_1 = {
+    **{k: v for k, v in JUDGMENT.items() if k != "labels"}, "relevance": 2, "quality": 1, "stance": "PRO",
+    "history": [
+        {**{k: v for k, v in JUDGMENT["history"][0].items() if k != "labels"}, "relevance": 1, "quality": None, "stance": ""},
+        {**{k: v for k, v in JUDGMENT["history"][1].items() if k != "labels"}, "relevance": 2, "quality": 1, "stance": "PRO"},
+    ],
+}
+
+
+def test_a_version_1_archive_is_read_as_version_2_records():
+    stream = archive({"campaign.jsonl": [line(CAMPAIGN_VERSION_1)], "judgments.jsonl": [line(JUDGMENT_VERSION_1)]}, version=1)
+    reader = ArchiveReader(stream, source="c.zip")
+
+    (_, campaign), = reader.records("campaign.jsonl")
+    (_, judgment), = reader.records("judgments.jsonl")
+    assert "ask_details_only_if_relevant" not in campaign
+    assert [(d["name"], d.get("condition")) for d in campaign["scheme"]["dimensions"]] == [
+        ("relevance", None), ("quality", {"dimension": "relevance", "min": 1}),
+    ]
+    # As migration 0020 moved the columns: a null quality and an empty stance are absent.
+    assert judgment["labels"] == {"relevance": 2, "quality": 1, "stance": "PRO"}
+    assert [h["labels"] for h in judgment["history"]] == [{"relevance": 1}, {"relevance": 2, "quality": 1, "stance": "PRO"}]
+    assert not {"relevance", "quality", "stance"} & {*judgment, *judgment["history"][0]}
+
+
+def test_a_version_1_record_is_checked_against_version_1s_keys():
+    stream = archive({"judgments.jsonl": [line(JUDGMENT)]}, version=1)  # a version 2 record in a version 1 archive
+
+    with pytest.raises(FormatError, match="judgments.jsonl:1: 'relevance' is missing"):
+        list(ArchiveReader(stream, source="c.zip").records("judgments.jsonl"))

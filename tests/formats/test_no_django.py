@@ -21,6 +21,8 @@ PURE = {
     # Sanitising is tested with XSS vectors, and chart geometry with plain numbers, without a request or a database.
     "rendering": "assessments.rendering",
     "charts": "assessments.charts",
+    # The label scheme is read by every layer, the judge page's script included, and tested with plain data.
+    "labels": "assessments.labels",
 }
 
 

@@ -5,16 +5,28 @@ import pytest
 
 from assessments.formats.errors import FormatError
 from assessments.formats.qrels import parse_qrels, topic_sort_key, write_qrels
+from assessments.labels import CATEGORY, PRESETS, QUESTION, Dimension, LabelValue
+
+COMPARATIVE = PRESETS["touche-2022-task2"][1]  # relevance 0–2, quality 0–2, stance FIRST/SECOND/NEUTRAL/NO
+# The 2023 Task 1 stance file adds ONTOPIC (on topic, but neither pro nor con) to its stances.
+STANCE_2023 = Dimension(
+    "stance", "Stance", CATEGORY,
+    tuple(LabelValue(value, value, key) for value, key in (("PRO", "p"), ("CON", "c"), ("NEUTRAL", "n"), ("NO", "o"), ("ONTOPIC", "t"))),
+)
 
 
-def parse_sample(directory, name, kind):
+def dimension(kind: str) -> Dimension:
+    return COMPARATIVE.dimension(kind)
+
+
+def parse_sample(directory, name, kind, of=None):
     with open(directory / name, encoding="utf-8") as f:
-        return list(parse_qrels(f, source=name, kind=kind))
+        return list(parse_qrels(f, source=name, dimension=of or dimension(kind)))
 
 
 def error_for(text: str, kind="relevance") -> FormatError:
     with pytest.raises(FormatError) as caught:
-        list(parse_qrels(io.StringIO(text), source="qrels.txt", kind=kind))
+        list(parse_qrels(io.StringIO(text), source="qrels.txt", dimension=dimension(kind)))
     return caught.value
 
 
@@ -46,9 +58,9 @@ def test_it_reads_stance_labels_as_strings(samples):
     assert labels == ["FIRST", "NEUTRAL", "NO", "SECOND"]
 
 
-@pytest.mark.parametrize(("kind", "labels"), [("stance", ["PRO", "CON", "ONTOPIC"]), ("relevance", [2, 1, 0])])
-def test_it_reads_the_layout_with_the_stance_in_column_two(samples, kind, labels):
-    assert [row[2] for row in parse_sample(samples, "qrels-stance-in-column-2.txt", kind)] == labels
+@pytest.mark.parametrize(("of", "labels"), [(STANCE_2023, ["PRO", "CON", "ONTOPIC"]), (dimension("relevance"), [2, 1, 0])])
+def test_it_reads_the_layout_with_the_stance_in_column_two(samples, of, labels):
+    assert [row[2] for row in parse_sample(samples, "qrels-stance-in-column-2.txt", None, of=of)] == labels
 
 
 @pytest.mark.parametrize(
@@ -80,9 +92,16 @@ def test_it_rejects_a_file_without_judgments(text):
     assert (error.line, error.reason) == (None, "the file has no judgments")
 
 
-def test_it_rejects_an_unknown_kind():
-    with pytest.raises(ValueError):
-        list(parse_qrels(["1 0 a 1\n"], source="qrels.txt", kind="relevant"))
+def test_any_dimension_reads_the_four_column_layout_with_its_type_but_has_no_column_in_the_merged_one():
+    coherence = PRESETS["touche-2022-task1"][1].dimension("coherence")
+    on_topic = Dimension("ontopic", "On topic?", QUESTION, (LabelValue(1, "Yes", "y"), LabelValue(0, "No", "n")))
+
+    assert list(parse_qrels(["1 0 a 2\n", "1 Q0 b 0\n"], source="q", dimension=coherence)) == [("1", "a", 2), ("1", "b", 0)]
+    assert list(parse_qrels(["1 0 a 1\n"], source="q", dimension=on_topic)) == [("1", "a", 1)]
+    with pytest.raises(FormatError, match="has no coherence column"):
+        list(parse_qrels(["54\tdoc\t1\t2\t0\n"], source="q", dimension=coherence))
+    with pytest.raises(FormatError, match="ontopic label 'yes' is not an integer"):
+        list(parse_qrels(["1 0 a yes\n"], source="q", dimension=on_topic))
 
 
 def test_it_writes_the_exact_trec_layout():

@@ -14,9 +14,12 @@ from assessments.formats.errors import FormatError
 from assessments.formats.qrels import parse_qrels
 from assessments.formats.reading import line_batches, open_input
 from assessments.formats.trec_run import read_run
+from assessments.labels import PRESETS
 
 RUN_LINE = "1 Q0 doc-a 1 2.5 tag\n"
 SURROGATE_BYTE = 0xED
+
+RELEVANCE = PRESETS["touche-2022-task2"][1].dimension("relevance")
 
 
 def lines_of(data: bytes, **kwargs) -> list[str]:
@@ -145,7 +148,7 @@ def test_a_million_blank_lines_end_the_read(tmp_path, kind, monkeypatch):
         found = error(lambda: list(read_documents(path)))
     else:
         lines = path.read_text().splitlines()
-        parse = read_run(lines, source="f") if kind == "run" else parse_qrels(lines, source="f", kind="relevance")
+        parse = read_run(lines, source="f") if kind == "run" else parse_qrels(lines, source="f", dimension=RELEVANCE)
         found = error(lambda: list(parse))
     assert (found.line, found.reason) == (1002, "more than 1,000 blank lines; refused as not a real file")
 
@@ -179,7 +182,7 @@ def test_a_rank_may_have_a_sign_and_leading_zeros(rank, expected):
 
 @pytest.mark.parametrize("label", ["１", "1_0", "1" * 5000, "0x1", "1.0"])
 def test_qrels_labels_are_small_ascii_integers(label):
-    found = error(lambda: list(parse_qrels(["1 0 a 1", f"1 0 b {label}"], source="f", kind="relevance")))
+    found = error(lambda: list(parse_qrels(["1 0 a 1", f"1 0 b {label}"], source="f", dimension=RELEVANCE)))
     assert found.line == 2 and "is not an integer of at most 6 ASCII digits" in found.reason
     assert len(found.reason) < 200
 

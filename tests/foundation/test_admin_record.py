@@ -20,7 +20,7 @@ def record(campaign):
     topic = TopicFactory(campaign=campaign, number="1")
     carol = UserFactory(username="carol")
     judgment = record_judgment(topic=topic, document=DocumentFactory(collection=campaign.collection), assessor=carol,
-                               labels=Labels(relevance=2, note="kept"), phase="main")
+                               labels=Labels({"relevance": 2}, note="kept"), phase="main")
     b"".join(export_qrels(campaign=campaign, kind="relevance"))
     return {"judgment": judgment, "judgmentevent": judgment.events.get(), "qrelssnapshot": QrelsSnapshot.objects.get()}
 

@@ -7,6 +7,8 @@ from django.contrib.staticfiles import finders
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from assessments.labels import LabelScheme
+
 pytestmark = pytest.mark.django_db
 
 
@@ -16,7 +18,8 @@ def test_an_organiser_lists_campaigns_with_a_token(organiser, campaign):
     response = client.get("/api/campaigns/")
     assert response.status_code == 200
     assert [c["slug"] for c in response.json()["results"]] == ["touche22"]
-    assert response.json()["results"][0]["scheme"]["stance"][0]["value"] == "FIRST"
+    scheme = response.json()["results"][0]["scheme"]
+    assert scheme["version"] == 2 and LabelScheme.from_json(scheme).values("stance")[0] == "FIRST"
 
 
 def test_an_organiser_reads_one_campaign_with_a_session(client, organiser, campaign):

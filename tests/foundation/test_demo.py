@@ -58,12 +58,13 @@ alice.login(username="alice", password="alice-demo")
 assignment = Assignment.objects.filter(assessor__username="alice", active=True, phase="main").first()
 entry = PoolEntry.objects.filter(topic=assignment.topic).order_by("order").first()
 url = reverse("work-judgment", args=[assignment.pk, entry.pk])
-saved = alice.put(url, {"relevance": 2, "quality": 1, "stance": "FIRST", "time_spent_ms": 1500}, content_type="application/json")
+saved = alice.put(url, {"labels": {"relevance": 2, "quality": 1, "stance": "FIRST"}, "time_spent_ms": 1500},
+                  content_type="application/json")
 read = alice.get(url)
 stored = Judgment.objects.get(assessor__username="alice", topic=assignment.topic, document=entry.document)
 print("PAGES " + json.dumps({
     "seen": seen, "saved": saved.status_code, "read": read.status_code, "read_body": read.json(),
-    "stored": [stored.relevance, stored.quality, stored.stance],
+    "stored": stored.labels,
 }))
 """
 
@@ -123,8 +124,8 @@ def test_demo_loads_twice_and_every_page_works_on_sqlite(tmp_path):
     assert any(" judge " in page for page in result["seen"] if page.startswith("alice"))
     assert any(" judge " in page for page in result["seen"] if page.startswith("bob"))
     assert result["saved"] == 200 and result["read"] == 200
-    assert result["read_body"]["relevance"] == 2 and result["read_body"]["stance"] == "FIRST"
-    assert result["stored"] == [2, 1, "FIRST"]
+    assert result["read_body"]["labels"] == {"relevance": 2, "quality": 1, "stance": "FIRST"}
+    assert result["stored"] == {"relevance": 2, "quality": 1, "stance": "FIRST"}
 
     qrels = tmp_path / "qrels.txt"
     _manage(env, "export_qrels", "demo", "--kind", "relevance", "--phase", "main", "--output", str(qrels))

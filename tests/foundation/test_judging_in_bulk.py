@@ -1,5 +1,6 @@
 """record_judgments_in_bulk keeps record_judgment's guarantees for many rows at once: labels within the scheme,
-no judgment without a relevance, every change in the history, nothing stored when one row is bad."""
+every change in the history, nothing stored when one row is bad. Any dimension of the scheme may create a
+judgment: a judgment needs no relevance (files of several dimensions merge in any order)."""
 
 import io
 
@@ -34,7 +35,7 @@ def history(assessor) -> list[tuple]:
     return list(
         JudgmentEvent.objects.filter(assessor=assessor)
         .order_by("judgment__topic__number", "judgment__document__doc_id", "revision")
-        .values_list("judgment__document__doc_id", "revision", "relevance", "quality", "stance", "source")
+        .values_list("judgment__document__doc_id", "revision", "labels", "source")
     )
 
 
@@ -47,8 +48,22 @@ def test_new_judgments_and_changes_get_their_history(campaign, topics, assessor)
     assert (quality.created, quality.updated) == (0, 1)
     assert (again.created, again.updated) == (0, 1)  # d1 unchanged: no revision
     assert history(assessor) == [
-        ("d1", 1, 2, None, "", "import"), ("d1", 2, 2, 1, "", "import"),
-        ("d2", 1, 0, None, "", "import"), ("d2", 2, 1, None, "", "import"),
+        ("d1", 1, {"relevance": 2}, "import"), ("d1", 2, {"relevance": 2, "quality": 1}, "import"),
+        ("d2", 1, {"relevance": 0}, "import"), ("d2", 2, {"relevance": 1}, "import"),
+    ]
+
+
+def test_any_dimension_creates_the_judgments_it_does_not_find(campaign, topics, assessor):
+    """Formerly refused ("import relevance first"): a stance or quality file may now come first, and relevance
+    merges into the judgments it created."""
+    stance = record(campaign, topics, assessor, "stance", [(1, "1", "d1", "SECOND")])
+    quality = record(campaign, topics, assessor, "quality", [(1, "1", "d1", 2), (2, "2", "d2", 0)])
+    relevance = record(campaign, topics, assessor, "relevance", [(1, "1", "d1", 1)])
+
+    assert (stance.created, quality.created, quality.updated, relevance.created, relevance.updated) == (1, 1, 1, 0, 1)
+    assert history(assessor) == [
+        ("d1", 1, {"stance": "SECOND"}, "import"), ("d1", 2, {"stance": "SECOND", "quality": 2}, "import"),
+        ("d1", 3, {"stance": "SECOND", "quality": 2, "relevance": 1}, "import"), ("d2", 1, {"quality": 0}, "import"),
     ]
 
 
@@ -57,10 +72,10 @@ def test_it_writes_what_record_judgment_writes(campaign, topics, assessor):
     record(campaign, topics, assessor, "stance", [(1, "2", "d1", "FIRST")])
     slow = UserFactory(username="slow")
     document = Document.objects.get(doc_id="d1")
-    for labels in (Labels(relevance=1), Labels(relevance=1, stance="FIRST")):
+    for labels in (Labels({"relevance": 1}), Labels({"relevance": 1, "stance": "FIRST"})):
         record_judgment(topic=topics["2"], document=document, assessor=slow, labels=labels, phase="main", source="import")
 
-    fields = ("topic", "document", "phase", "relevance", "quality", "stance", "note", "flagged", "revision", "source")
+    fields = ("topic", "document", "phase", "labels", "note", "flagged", "revision", "source")
     assert Judgment.objects.filter(assessor=assessor).values(*fields).get() == Judgment.objects.filter(assessor=slow).values(*fields).get()
 
 
@@ -70,7 +85,7 @@ def test_it_writes_what_record_judgment_writes(campaign, topics, assessor):
         ("relevance", [(1, "1", "a", 1), (2, "1", "b", 7), (3, "1", "c", -2)], 2, "relevance 7 is not in the campaign's scheme"),
         ("relevance", [(5, "1", "a", 7), (3, "1", "b", -2)], 3, "relevance -2 is not in the campaign's scheme"),
         ("stance", [(1, "1", "a", "PRO")], 1, "stance PRO is not in the campaign's scheme"),
-        ("quality", [(4, "1", "never-judged", 1)], 4, "lastyear has no relevance judgment for topic 1, document never-judged"),
+        ("quality", [(1, "1", "a", 1), (4, "1", "b", 3)], 4, "quality 3 is not in the campaign's scheme"),
     ],
 )
 def test_a_bad_row_is_named_by_its_key_and_nothing_is_stored(campaign, topics, assessor, dimension, rows, key, message):

@@ -16,7 +16,7 @@ from tests.factories import DocumentFactory, TopicFactory, UserFactory
 pytestmark = pytest.mark.django_db
 
 JUDGMENT, EVENT = Judgment._meta.db_table, JudgmentEvent._meta.db_table
-EVENT_COLUMNS = "judgment_id, assessor_id, revision, relevance, quality, stance, note, flagged, time_spent_ms, source, at"
+EVENT_COLUMNS = "judgment_id, assessor_id, revision, labels, note, flagged, time_spent_ms, source, at"
 
 
 def sql(statement: str, params=()) -> None:
@@ -43,12 +43,13 @@ def judgment(campaign) -> Judgment:
     topic = TopicFactory(campaign=campaign, number="7")
     document = DocumentFactory(collection=campaign.collection)
     carol = UserFactory(username="carol")
-    record_judgment(topic=topic, document=document, assessor=carol, labels=Labels(relevance=1), phase="main")
-    return record_judgment(topic=topic, document=document, assessor=carol, labels=Labels(relevance=2, quality=1), phase="main")
+    record_judgment(topic=topic, document=document, assessor=carol, labels=Labels({"relevance": 1}), phase="main")
+    return record_judgment(topic=topic, document=document, assessor=carol, labels=Labels({"relevance": 2, "quality": 1}), phase="main")
 
 
 def history(judgment: Judgment) -> list[tuple]:
-    return list(judgment.events.order_by("revision").values_list("revision", "relevance", "quality"))
+    return [(revision, labels.get("relevance"), labels.get("quality"))
+            for revision, labels in judgment.events.order_by("revision").values_list("revision", "labels")]
 
 
 def test_the_service_writes_what_the_database_accepts(judgment):
@@ -59,7 +60,7 @@ def test_the_service_writes_what_the_database_accepts(judgment):
 @pytest.mark.parametrize(
     ("statement", "message"),
     [
-        (f"UPDATE {EVENT} SET relevance = 0", "append-only"),
+        (f"UPDATE {EVENT} SET labels = '{{\"relevance\": 0}}'", "append-only"),
         (f"DELETE FROM {EVENT}", "judgment history is append-only: DELETE is refused"),
         (f"DELETE FROM {EVENT} WHERE revision = 2", "append-only: DELETE"),
         (f"TRUNCATE {EVENT}", "judgment history is append-only: TRUNCATE is refused"),
@@ -77,11 +78,11 @@ def test_history_and_judgments_cannot_be_deleted_or_rewritten(judgment, statemen
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ("relevance = 0", "a change of labels needs a new revision"),
-        ("quality = NULL", "a change of labels needs a new revision"),
+        ("labels = labels || '{\"relevance\": 0}'", "a change of labels needs a new revision"),
+        ("labels = labels - 'quality'", "a change of labels needs a new revision"),
         ("note = 'changed my mind'", "a change of labels needs a new revision"),
         ("flagged = true", "a change of labels needs a new revision"),
-        ("relevance = 1, quality = NULL, revision = 1", "revision cannot go back from 2 to 1"),
+        ("labels = '{\"relevance\": 1}', revision = 1", "revision cannot go back from 2 to 1"),
         ("document_id = document_id + 1", "topic, document and assessor cannot change"),
         ("assessor_id = assessor_id + 1", "topic, document and assessor cannot change"),
     ],
@@ -89,27 +90,27 @@ def test_history_and_judgments_cannot_be_deleted_or_rewritten(judgment, statemen
 def test_a_judgment_cannot_be_relabelled_in_place(judgment, change, message):
     refused(f"UPDATE {JUDGMENT} SET {change} WHERE id = %s", [judgment.pk], message=message)
     judgment.refresh_from_db()
-    assert (judgment.relevance, judgment.quality, judgment.revision) == (2, 1, 2)
+    assert (judgment.labels, judgment.revision) == ({"relevance": 2, "quality": 1}, 2)
 
 
 def test_a_new_revision_without_its_history_row_is_refused_at_commit(judgment):
-    refused(f"UPDATE {JUDGMENT} SET relevance = 0, quality = NULL, revision = 3 WHERE id = %s", [judgment.pk],
+    refused(f"UPDATE {JUDGMENT} SET labels = '{{\"relevance\": 0}}', revision = 3 WHERE id = %s", [judgment.pk],
             message=f"judgment {judgment.pk}: revision 3 has no history row with its labels", deferred=True)
     judgment.refresh_from_db()
-    assert (judgment.relevance, judgment.revision) == (2, 2)
+    assert (judgment.labels, judgment.revision) == ({"relevance": 2, "quality": 1}, 2)
 
 
 def test_a_history_row_must_hold_the_labels_it_claims(judgment):
     with pytest.raises(IntegrityError, match="revision 3 has no history row with its labels"), transaction.atomic():
-        sql(f"UPDATE {JUDGMENT} SET relevance = 0, quality = NULL, revision = 3 WHERE id = %s", [judgment.pk])
-        sql(f"INSERT INTO {EVENT} ({EVENT_COLUMNS}) SELECT id, assessor_id, 3, 2, 1, '', '', false, 0, 'web', now() "
+        sql(f"UPDATE {JUDGMENT} SET labels = '{{\"relevance\": 0}}', revision = 3 WHERE id = %s", [judgment.pk])
+        sql(f"INSERT INTO {EVENT} ({EVENT_COLUMNS}) SELECT id, assessor_id, 3, '{{\"relevance\": 2, \"quality\": 1}}', '', false, 0, 'web', now() "
             f"FROM {JUDGMENT} WHERE id = %s", [judgment.pk])
         at_commit()
 
 
 def test_a_history_row_ahead_of_its_judgment_is_refused_at_commit(judgment):
     """Otherwise a history row written today could cover a silent relabelling tomorrow."""
-    refused(f"INSERT INTO {EVENT} ({EVENT_COLUMNS}) SELECT id, assessor_id, 3, 0, NULL, '', '', false, 0, 'web', now() "
+    refused(f"INSERT INTO {EVENT} ({EVENT_COLUMNS}) SELECT id, assessor_id, 3, '{{\"relevance\": 0}}', '', false, 0, 'web', now() "
             f"FROM {JUDGMENT} WHERE id = %s", [judgment.pk],
             message="history row for revision 3 is ahead of the judgment", deferred=True)
     assert history(judgment) == [(1, 1, None), (2, 2, 1)]
@@ -119,9 +120,9 @@ def test_a_judgment_inserted_without_history_is_refused_at_commit(campaign):
     topic = TopicFactory(campaign=campaign, number="8")
     document = DocumentFactory(collection=campaign.collection)
     refused(
-        f"""INSERT INTO {JUDGMENT} (topic_id, document_id, assessor_id, phase, relevance, quality, stance, note, flagged,
+        f"""INSERT INTO {JUDGMENT} (topic_id, document_id, assessor_id, phase, labels, note, flagged,
                                     time_spent_ms, source, revision, created_at, updated_at)
-            VALUES (%s, %s, %s, 'main', 1, NULL, '', '', false, 0, 'web', 1, now(), now())""",
+            VALUES (%s, %s, %s, 'main', '{{"relevance": 1}}', '', false, 0, 'web', 1, now(), now())""",
         [topic.pk, document.pk, UserFactory(username="dave").pk],
         message="revision 1 has no history row", deferred=True,
     )
@@ -131,8 +132,8 @@ def test_a_judgment_inserted_without_history_is_refused_at_commit(campaign):
 @pytest.mark.parametrize("event_first", [False, True])
 def test_a_relabelling_with_its_history_row_in_the_same_transaction_is_accepted(judgment, event_first):
     """In either order: the check waits for the commit."""
-    update = (f"UPDATE {JUDGMENT} SET relevance = 0, quality = NULL, revision = 3 WHERE id = %s", [judgment.pk])
-    event = (f"INSERT INTO {EVENT} ({EVENT_COLUMNS}) SELECT id, assessor_id, 3, 0, NULL, '', '', false, 0, 'web', now() "
+    update = (f"UPDATE {JUDGMENT} SET labels = '{{\"relevance\": 0}}', revision = 3 WHERE id = %s", [judgment.pk])
+    event = (f"INSERT INTO {EVENT} ({EVENT_COLUMNS}) SELECT id, assessor_id, 3, '{{\"relevance\": 0}}', '', false, 0, 'web', now() "
              f"FROM {JUDGMENT} WHERE id = %s", [judgment.pk])
     for statement in (event, update) if event_first else (update, event):
         sql(*statement)
@@ -179,9 +180,9 @@ def test_a_silent_relabelling_fails_at_a_real_commit(campaign):
     topic = TopicFactory(campaign=campaign, number="9")
     document = DocumentFactory(collection=campaign.collection)
     judgment = record_judgment(topic=topic, document=document, assessor=UserFactory(username="erin"),
-                               labels=Labels(relevance=1), phase="main")
+                               labels=Labels({"relevance": 1}), phase="main")
     with pytest.raises(IntegrityError, match="revision 2 has no history row"):
         with transaction.atomic():
-            sql(f"UPDATE {JUDGMENT} SET relevance = 2, revision = 2 WHERE id = %s", [judgment.pk])
+            sql(f"UPDATE {JUDGMENT} SET labels = '{{\"relevance\": 2}}', revision = 2 WHERE id = %s", [judgment.pk])
     judgment.refresh_from_db()
-    assert (judgment.relevance, judgment.revision, history(judgment)) == (1, 1, [(1, 1, None)])
+    assert (judgment.labels, judgment.revision, history(judgment)) == ({"relevance": 1}, 1, [(1, 1, None)])

@@ -10,6 +10,7 @@ import pytest
 
 from assessments import charts
 from assessments.charts import CHART_H, CHART_W, PAD_B, PAD_L, PAD_R, PAD_T
+from assessments.labels import GRADED, PRESETS, QUESTION, Dimension, LabelScheme, LabelValue
 from assessments.metrics.agreement import PairKappa, RaterAgreement
 
 BOTTOM, TOP, LEFT, RIGHT = CHART_H - PAD_B, PAD_T, PAD_L, CHART_W - PAD_R
@@ -151,10 +152,49 @@ def test_label_mix_bars_darken_along_an_ordinal_scale_and_name_stances_in_the_le
         "stance": [SimpleNamespace(shares=[("PRO", "Pro", 1.0), ("CON", "Con", 0.0)])],
     }
 
-    relevance, stance = charts.label_mix_bars(mix)
+    relevance, stance = charts.label_mix_bars(mix, PRESETS["touche-2023-task1"][1])
 
     lightness = [float(re.search(r"(\d+)%\)$", colour).group(1)) for _, colour in relevance["legend"]]
     assert lightness == sorted(lightness, reverse=True)
     assert [(s["name"], s["share"], s["text"]) for s in relevance["rows"][0]["segments"]] == [("Not", 50.0, 0), ("High", 50.0, 2)]
     assert [name for name, _ in stance["legend"]] == ["Pro", "Con"]
     assert stance["rows"][0]["segments"][0]["text"] == ""
+    assert (relevance["title"], stance["title"]) == ("Relevance", "Stance towards the topic")
+
+
+def test_label_mix_bars_go_by_the_kind_of_dimension_not_its_name():
+    scheme = LabelScheme((
+        Dimension("usefulness", "Usefulness", GRADED, (LabelValue(0, "No", "0"), LabelValue(1, "Yes", "1")), required=True),
+        Dimension("ontopic", "On topic?", QUESTION, (LabelValue(1, "Yes", "y"), LabelValue(0, "No", "n"))),
+    ))
+    mix = {
+        "usefulness": [SimpleNamespace(shares=[(0, "No", 0.5), (1, "Yes", 0.5)])],
+        "ontopic": [SimpleNamespace(shares=[(1, "Yes", 0.5), (0, "No", 0.5)])],
+    }
+
+    useful, on_topic = charts.label_mix_bars(mix, scheme)
+
+    assert [s["text"] for s in useful["rows"][0]["segments"]] == [0, 1]  # graded: the grade is written in
+    assert [s["text"] for s in on_topic["rows"][0]["segments"]] == ["", ""]  # yes/no: the legend names them
+    assert useful["legend"][0][1].startswith("hsl(") and not on_topic["legend"][0][1].startswith("hsl(")
+
+
+def test_label_chips_name_each_label_by_the_scheme():
+    scheme = PRESETS["touche-2023-task2"][1]
+
+    def name(dimension, value):
+        return f"{scheme.dimension(dimension).title}: {scheme.dimension(dimension).name_of(value)}"
+
+    chips = charts.label_chips(scheme, {"direction": "CAUSE_EFFECT", "relevance": 2, "stance": "SUPPORT"})
+
+    assert [(c["text"], c["css"], c["title"]) for c in chips] == [
+        ("CAUSE_EFFECT", "lab stance", name("direction", "CAUSE_EFFECT")),
+        ("R2", "lab rel r-2", name("relevance", 2)),
+        ("SUPPORT", "lab stance", name("stance", "SUPPORT")),
+    ]
+    assert name("relevance", 2) == "Relevance: Highly relevant"
+    lined_up = charts.label_chips(scheme, {"direction": "WRONG"}, missing=True)
+    assert [(c["text"], c["css"]) for c in lined_up] == [("WRONG", "lab stance"), ("R–", "lab none"), ("–", "lab none"), ("–", "lab none")]
+    assert lined_up[1]["title"] == "Relevance: not given"
+    coherence = charts.label_chips(PRESETS["touche-2022-task1"][1], {"relevance": 1, "quality": 0, "coherence": 2})
+    assert [(c["text"], c["css"]) for c in coherence] == [("R1", "lab rel r-1"), ("Q0", "lab"), ("C2", "lab")]

@@ -15,10 +15,12 @@ import pytest
 import pytrec_eval
 from sklearn.metrics import accuracy_score, f1_score
 
+from assessments.labels import PRESETS
 from assessments.metrics.evaluation import (
     evaluate_run,
     order_positions,
     order_run,
+    stance_dimension,
     stance_scores,
 )
 from assessments.metrics.measures import judged_at_k, ndcg_at_k
@@ -393,3 +395,13 @@ def test_stance_scores_match_scikit_learn(seed):
 def test_importing_the_module_does_not_import_django():
     code = "import sys, assessments.metrics.evaluation; sys.exit('django' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT).returncode == 0
+
+
+@pytest.mark.parametrize("preset, dimension", [
+    ("touche-2020-task1", None),  # no category: a run's stance column can only say Q0
+    ("touche-2022-task2", "stance"),
+    ("touche-2023-task2", "stance"),  # its direction and evidence are categories too, asked before the stance
+])
+def test_the_stance_column_answers_to_the_schemes_last_category(preset, dimension):
+    found = stance_dimension(PRESETS[preset][1])
+    assert (found and found.name) == dimension

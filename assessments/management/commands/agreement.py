@@ -4,6 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from assessments.labels import SchemeError
 from assessments.models import Campaign
 from assessments.selectors.agreement import FLAG_RULE, AgreementError, Scope, compute_agreement, default_phase
 
@@ -14,7 +15,8 @@ def _f(value: float | None) -> str:
 
 class Command(BaseCommand):
     help = (
-        "Agreement per label dimension over every document two or more assessors judged in the phase (imported "
+        "Agreement per label dimension of the campaign's scheme (ordinal for graded ones, nominal for categories "
+        "and questions) over every document two or more assessors judged in the phase (imported "
         "judgments included): Cohen's kappa per pair (unweighted, and linearly weighted for ordinal scales), "
         "Fleiss' kappa, Krippendorff's alpha and the binary (relevant or not) kappa, overall and per topic."
     )
@@ -27,17 +29,21 @@ class Command(BaseCommand):
         )
         parser.add_argument("--round", type=int, help="one training round only (default: every round)")
         parser.add_argument("--topic", help="one topic only, with its pairwise kappas")
+        parser.add_argument("--kind", help="one label dimension of the campaign's scheme only (default: every one)")
         parser.add_argument("--format", choices=["table", "json"], default="table")
 
-    def handle(self, *args, slug: str, phase: str | None, round: int | None, topic: str | None, format: str, **options):
+    def handle(
+        self, *args, slug: str, phase: str | None, round: int | None, topic: str | None, kind: str | None, format: str,
+        **options,
+    ):
         try:
             campaign = Campaign.objects.get(slug=slug)
         except Campaign.DoesNotExist:
             raise CommandError(f"no campaign {slug!r}") from None
         try:
             scope = Scope(phase or default_phase(campaign), round=round, topic=topic)
-            agreement = compute_agreement(campaign=campaign, scope=scope)
-        except AgreementError as exc:
+            agreement = compute_agreement(campaign=campaign, scope=scope, kind=kind)
+        except (AgreementError, SchemeError) as exc:
             raise CommandError(str(exc)) from None
         if format == "json":
             self.stdout.write(json.dumps(agreement.to_json(), indent=2, ensure_ascii=False))
@@ -46,14 +52,14 @@ class Command(BaseCommand):
         out.write(f"{campaign.slug} · {scope.describe()} · pass mark {agreement.threshold:.2f}: {FLAG_RULE}")
         for name, figures in agreement.dimensions.items():
             report = figures.report
-            kind = "ordinal" if report.ordinal else "nominal"
+            level = "ordinal" if report.ordinal else "nominal"
             out.write("")
             out.write(self.style.MIGRATE_HEADING(
-                f"{name} ({kind}: {', '.join(map(str, report.categories))}): "
+                f"{name} ({level}: {', '.join(map(str, report.categories))}): "
                 f"{report.n_items} documents judged by two or more assessors"
             ))
             out.write(f"  Fleiss' kappa        {_f(report.fleiss):>7}  ({report.fleiss_items} documents with the usual panel)")
-            out.write(f"  Krippendorff's alpha {_f(report.alpha):>7}  ({kind})")
+            out.write(f"  Krippendorff's alpha {_f(report.alpha):>7}  ({level})")
             if report.ordinal:
                 out.write(f"  binary kappa         {_f(report.binary_kappa):>7}  (label ≥ 1 against below, as trec_eval binarises)")
             if report.cohen:

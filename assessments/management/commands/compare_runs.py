@@ -25,8 +25,9 @@ class Command(BaseCommand):
     def handle(self, *args, slug: str, format: str, **options):
         campaign = campaign_or_fail(self, slug)
         try:
+            kind = evaluation.measured_kind(campaign, options["kind"])
             rows = evaluation.compare_runs(
-                campaign=campaign, measure=options["measure"], kind=options["kind"], test=options["test"],
+                campaign=campaign, measure=options["measure"], kind=kind, test=options["test"],
                 seed=options["seed"], order=options["order"], trec_eval=options["trec_eval"], phase=options["phase"],
                 rule=options["rule"],
             )
@@ -44,4 +45,4 @@ class Command(BaseCommand):
             )
         significant = sum(row["significant"] for row in rows)
         self.stdout.write(f"{len(rows)} pairs, {significant} significantly different ({options['test']} test, "
-                          f"Holm over all pairs, α 0.05, {options['measure']} {options['kind']}, seed {options['seed']})")
+                          f"Holm over all pairs, α 0.05, {options['measure']} {kind}, seed {options['seed']})")

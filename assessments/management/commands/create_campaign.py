@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from accounts.models import User
-from assessments.labels import PRESETS, LabelScheme
+from assessments.labels import PRESETS, LabelScheme, SchemeError
 from assessments.management.progress import fail
 from assessments.services.campaigns import CampaignError, create_campaign
 
@@ -19,13 +19,14 @@ class Command(BaseCommand):
         parser.add_argument("slug", help="short name used in URLs and commands, e.g. touche22-task2")
         parser.add_argument("--name", required=True, help="the campaign's title as people see it")
         parser.add_argument(
-            "--preset", required=True, choices=[*PRESETS, "custom"], metavar="PRESET",
-            help=f"the label scheme. {presets}; custom: your own (needs --scheme)",
+            "--preset", choices=[*PRESETS, "custom"], metavar="PRESET",
+            help=f"the label scheme, one of Touché's: {presets}. Or give your own with --scheme (preset custom)",
         )
         parser.add_argument(
             "--scheme", type=Path, metavar="FILE",
-            help='JSON label scheme for --preset custom: {"relevance": [{"value": 0, "name": "Not relevant", "key": "0"}, …], '
-            '"quality": […], "stance": […]}',
+            help='your own label scheme, a JSON file: {"version": 2, "dimensions": [{"name": "topical", "kind": "question", '
+            '"values": [{"value": 1, "name": "Yes", "key": "y"}, …]}, …]} (kinds: graded, category, question; '
+            'a dimension may be asked only under a "condition" on another). It is checked before anything is stored',
         )
         parser.add_argument(
             "--collection", metavar="SLUG",
@@ -39,6 +40,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug, name, preset, scheme, collection, guidelines, organisers, **options):
+        if preset is None and scheme is None:
+            fail(self, "give --preset NAME or --scheme FILE")
+        if scheme is not None and preset not in (None, "custom"):
+            fail(self, f"give --preset or --scheme, not both (preset {preset} has its own scheme)")
         label_scheme = _read_scheme(self, scheme) if scheme else None
         names = [n.strip() for n in organisers.split(",") if n.strip()]
         people = {user.username: user for user in User.objects.filter(username__in=names)}
@@ -55,7 +60,7 @@ class Command(BaseCommand):
                 slug=slug, name=name, preset=preset, collection=collection, scheme=label_scheme, guidelines=text,
                 organisers=[people[n] for n in names],
             )
-        except (CampaignError, ValueError) as exc:
+        except CampaignError as exc:
             fail(self, exc)
         run_by = f", run by {', '.join(names)}" if names else " (only admins reach it until it has organisers)"
         self.stdout.write(
@@ -63,12 +68,26 @@ class Command(BaseCommand):
         )
 
 
+# A scheme is a page of JSON: a file far larger is not one, and is not read into memory whole.
+_MAX_SCHEME_BYTES = 1 << 20
+
+
 def _read_scheme(command: BaseCommand, path: Path) -> LabelScheme:
+    """The scheme in the file, or `error: FILE: reason` and exit 1 with nothing stored."""
     try:
-        return LabelScheme.from_json(json.loads(path.read_text(encoding="utf-8")))
+        with path.open("rb") as file:
+            data = file.read(_MAX_SCHEME_BYTES + 1)
     except OSError as exc:
         fail(command, f"{path}: {exc.strerror}")
+    if len(data) > _MAX_SCHEME_BYTES:
+        fail(command, f"{path}: a label scheme is at most {_MAX_SCHEME_BYTES} bytes")
+    try:
+        return LabelScheme.from_json(json.loads(data.decode("utf-8")))
+    except UnicodeDecodeError:
+        fail(command, f"{path}: not UTF-8 text")
     except json.JSONDecodeError as exc:
         fail(command, f"{path}:{exc.lineno}: invalid JSON: {exc.msg}")
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        fail(command, f"{path}: not a label scheme ({exc})")
+    except RecursionError:
+        fail(command, f"{path}: JSON nested too deeply")
+    except SchemeError as exc:
+        fail(command, f"{path}: {exc}")

@@ -16,12 +16,14 @@ def add_evaluation_options(parser, *, several_kinds: bool) -> None:
     parser.add_argument("--measure", default="nDCG@5", help=f"{MEASURE_HELP} (default nDCG@5)")
     if several_kinds:
         parser.add_argument(
-            "--kind", action="append", choices=evaluation.EVALUATED_KINDS,
-            help="labels to score against; repeat for both (default relevance)",
+            "--kind", action="append", default=[],
+            help="a dimension of the campaign's label scheme to score against; repeat for several (default: the "
+                 "scheme's primary dimension). A category dimension is compared with the runs' stance column instead "
+                 "(default: the scheme's last category)",
         )
     else:
-        parser.add_argument("--kind", choices=evaluation.EVALUATED_KINDS, default="relevance",
-                            help="labels to score against (default relevance)")
+        parser.add_argument("--kind", default="",
+                            help="a graded dimension of the campaign's label scheme (default: its primary dimension)")
     parser.add_argument(
         "--order", choices=evaluation.ORDERS, default="score",
         help="score: trec_eval's order (score desc, ties by doc id desc; default); rank: the run's rank column",
@@ -39,7 +41,7 @@ class Command(BaseCommand):
     help = (
         "Score each run by a trec_eval measure (nDCG@k by default) against the judgments as they are now, with "
         "judged@k (the share of the top k that is judged: below 1, the pool has holes) and, for runs with a stance "
-        "column, stance accuracy and macro-F1; optionally bootstrap confidence intervals and the group of runs not "
+        "column, its accuracy and macro-F1 against a category dimension's labels; optionally bootstrap confidence intervals and the group of runs not "
         "significantly different from the best."
     )
 
@@ -57,7 +59,7 @@ class Command(BaseCommand):
         campaign = campaign_or_fail(self, slug)
         try:
             board = evaluation.evaluate_runs(
-                campaign=campaign, kinds=tuple(kind or ("relevance",)), measure=options["measure"], order=options["order"],
+                campaign=campaign, kinds=tuple(kind), measure=options["measure"], order=options["order"],
                 trec_eval=options["trec_eval"], phase=options["phase"], rule=options["rule"], ci=options["ci"],
                 test=options["test"], seed=options["seed"],
             )
@@ -84,8 +86,8 @@ class Command(BaseCommand):
             if statistics.ci_level:
                 header += f"  {f'{statistics.ci_level:.0%} interval':>17}"
             header += f"  {'judged@' + str(board.judged_depth):>9}"
-        if board.has_stance:
-            header += f"  {'stance acc':>10}  {'macro-F1':>8}"
+        if board.stance_kind:
+            header += f"  {board.stance_kind[:6] + ' acc':>10}  {'macro-F1':>8}"
         out.write(header)
         notes = []
         for result in board.results:
@@ -103,7 +105,7 @@ class Command(BaseCommand):
                 line += f"  {scores.judged_at_k:>9.4f}"
                 if kind in result.other_version:
                     notes.append(f"* {result.tag} ({kind}): {result.other_version[kind].reason}")
-            if board.has_stance:
+            if board.stance_kind:
                 stance = result.stance
                 line += "".join(
                     f"  {value:>{width}.4f}" if value is not None else f"  {'–':>{width}}"

@@ -12,7 +12,8 @@ class Command(BaseCommand):
     help = (
         "Store a campaign archive (export_campaign) as a new campaign, all or nothing: the manifest's checksums are "
         "verified first, and a wrong record is named by member and line. Users are matched by username; names this "
-        "install lacks become inactive accounts without a password, for an admin to activate. PostgreSQL only."
+        "install lacks become inactive accounts without a password, for an admin to activate. Archives written before "
+        "campaigns defined their label dimensions (format version 1) import too. PostgreSQL only."
     )
 
     def add_arguments(self, parser) -> None:

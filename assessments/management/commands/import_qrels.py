@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from assessments.management.progress import campaign_or_fail, check_files, run_import
-from assessments.services.imports.qrels import KINDS, PHASES, import_qrels
+from assessments.services.imports.qrels import PHASES, import_qrels
 
 
 class Command(BaseCommand):
@@ -18,11 +18,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("slug", help="the campaign's slug")
         parser.add_argument("file", type=Path)
-        parser.add_argument("--kind", choices=KINDS, required=True)
+        parser.add_argument(
+            "--kind", help="the label dimension the file holds: a dimension of the campaign's scheme (default: its primary one, "
+            "the first required graded dimension)",
+        )
         parser.add_argument("--assessor", required=True, help="user name the labels are kept under")
         parser.add_argument("--phase", choices=PHASES, default="main")
 
-    def handle(self, *args, slug: str, file: Path, kind: str, assessor: str, phase: str, **options):
+    def handle(self, *args, slug: str, file: Path, kind: str | None, assessor: str, phase: str, **options):
         campaign = campaign_or_fail(self, slug)
         check_files(self, [file])
         run_import(

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand
 
 from assessments.management.commands.evaluate_runs import add_evaluation_options
 from assessments.management.progress import campaign_or_fail, fail
-from assessments.services import exports, reusability
+from assessments.services import evaluation, exports, reusability
 
 
 class Command(BaseCommand):
@@ -24,15 +24,16 @@ class Command(BaseCommand):
     def handle(self, *args, slug: str, format: str, **options):
         campaign = campaign_or_fail(self, slug)
         try:
+            kind = evaluation.measured_kind(campaign, options["kind"])
             report = reusability.pool_reusability(
-                campaign=campaign, measure=options["measure"], kind=options["kind"], order=options["order"],
+                campaign=campaign, measure=options["measure"], kind=kind, order=options["order"],
                 trec_eval=options["trec_eval"], phase=options["phase"], rule=options["rule"],
             )
         except exports.ExportError as exc:
             fail(self, exc)
         if format == "json":
             self.stdout.write(json.dumps({
-                "measure": report.measure, "kind": options["kind"], "kendall_tau": report.kendall_tau,
+                "measure": report.measure, "kind": kind, "kendall_tau": report.kendall_tau,
                 "judged_depth": report.judged_depth, "unique": report.unique,
                 "runs": [dataclasses.asdict(row) for row in report.runs],
             }, indent=2))
@@ -51,5 +52,5 @@ class Command(BaseCommand):
                 f"{'yes' if row.pooled else 'no'}"
             )
         tau = "undefined" if report.kendall_tau is None else f"{report.kendall_tau:.4f}"
-        self.stdout.write(f"{len(report.runs)} runs, {report.measure} {options['kind']}; Kendall's tau between the full "
+        self.stdout.write(f"{len(report.runs)} runs, {report.measure} {kind}; Kendall's tau between the full "
                           f"and leave-one-team-out rankings: {tau}")

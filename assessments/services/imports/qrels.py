@@ -9,9 +9,10 @@ never loaded become stubs (``has_text=False``).
 
 Storing is one transaction through services.judging.record_judgments_in_bulk, the bulk form of
 `record_judgment` (set-based SQL fed by COPY): each line sets this file's dimension of the assessor's judgment,
-with its history, and re-importing the same file changes nothing. Relevance, quality and stance files for the same
-documents therefore merge into the same judgments; quality and stance need the relevance judgment to be there
-first, since a judgment without relevance does not exist.
+with its history, and re-importing the same file changes nothing. Files of several dimensions for the same
+documents therefore merge into the same judgments, in any order: a file of any dimension creates the judgments it
+does not find (a judgment needs no particular dimension; the scheme's conditions are not checked on imports, which
+keep what the file says).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import tempfile
 from collections.abc import Iterator
 from itertools import chain
 from pathlib import Path
-from typing import cast
 
 from django.conf import settings
 from django.contrib.auth.hashers import make_password
@@ -31,9 +31,9 @@ from django.utils.text import get_valid_filename
 
 from accounts.models import Role, User
 from assessments.formats.errors import FormatError
-from assessments.formats.qrels import Kind as QrelsKind
 from assessments.formats.qrels import parse_qrels
 from assessments.formats.reading import line_batches
+from assessments.labels import Dimension, SchemeError, Value
 from assessments.models import Campaign, Document, Job
 from assessments.models.fields import max_length
 from assessments.services import audit, bulk, job_queue, jobs
@@ -44,7 +44,6 @@ from assessments.services.imports.uploads import job_inputs, keep_upload
 from assessments.services.jobs import Progress
 from assessments.services.judging import RowError, label_not_allowed, record_judgments_in_bulk
 
-KINDS = ("relevance", "quality", "stance")
 PHASES = ("main", "training")
 PROGRESS_EVERY = 5000  # lines between progress reports
 _DOC_ID_LENGTH = max_length(Document, "doc_id")
@@ -54,27 +53,27 @@ def import_qrels(
     *,
     campaign: Campaign,
     path: Path,
-    kind: str,
+    kind: str | None = None,
     assessor: str,
     phase: str = "main",
     source: str | None = None,
     by: User | None = None,
     progress: Progress | None = None,
 ) -> ImportSummary:
-    """Import the qrels file at ``path`` as ``assessor``'s ``phase`` judgments; all or nothing.
+    """Import the qrels file at ``path`` as ``assessor``'s ``phase`` judgments of dimension ``kind`` (a name in the
+    campaign's scheme; None: its primary dimension); all or nothing.
 
     ``source`` is the file name shown in errors (an upload's original name); it defaults to ``path``.
     Raises FormatError (file:line) for a bad line and ImportProblem for bad options; either way nothing
     is stored. Call outside a transaction when a Job reports progress, so pollers see it.
     """
     source = source or str(path)
-    _check_options(campaign=campaign, kind=kind, assessor=assessor, phase=phase)
+    dimension = _check_options(campaign=campaign, kind=kind, assessor=assessor, phase=phase)
     topics = dict(campaign.topics.values_list("number", "id"))
     total = count_lines(InputFile(path, source))
     with tempfile.SpooledTemporaryFile(max_size=16 * 1024 * 1024, mode="w+b") as rows:
         line_count, topic_ids = 0, set()
-        # _check_options refused any other kind
-        checked = _checked_rows(path, source=source, kind=cast(QrelsKind, kind), campaign=campaign, topics=topics)
+        checked = _checked_rows(path, source=source, dimension=dimension, topics=topics)
         for line, topic, doc, label in checked:
             rows.write(f"{line}\t{topics[topic]}\t{copy_escape(doc)}\t{label}\n".encode())
             line_count += 1
@@ -87,13 +86,13 @@ def import_qrels(
             bulk.lock_campaign(campaign)
             try:
                 recorded = record_judgments_in_bulk(
-                    campaign=campaign, rows=rows, dimension=kind, assessor=_import_assessor(assessor), phase=phase
+                    campaign=campaign, rows=rows, dimension=dimension.name, assessor=_import_assessor(assessor), phase=phase
                 )
             except RowError as exc:
                 raise FormatError(source, exc.key, str(exc)) from None
             audit.record(
                 campaign=campaign, action=audit.Action.QRELS_IMPORTED, by=by, subject=f"{source} as {assessor}",
-                details={"files": checksums, "kind": kind, "phase": phase, "assessor": assessor, "lines": line_count,
+                details={"files": checksums, "kind": dimension.name, "phase": phase, "assessor": assessor, "lines": line_count,
                          "created": recorded.created, "updated": recorded.updated},
             )
     created, updated, stubs = recorded.created, recorded.updated, recorded.stubs
@@ -104,15 +103,19 @@ def import_qrels(
         "unchanged": line_count - created - updated, "stubs": stubs,
     }
     text = (
-        f"{source}: {line_count} {kind} labels on {len(topic_ids)} topic{'s' if len(topic_ids) != 1 else ''} as "
+        f"{source}: {line_count} {dimension.name} labels on {len(topic_ids)} topic{'s' if len(topic_ids) != 1 else ''} as "
         f"{assessor}: {created} new judgments, {updated} changed, {counts['unchanged']} unchanged, {stubs} document stubs"
     )
     return ImportSummary(text, [], counts)
 
 
-def _check_options(*, campaign: Campaign, kind: str, assessor: str, phase: str) -> None:
-    if kind not in KINDS:
-        raise ImportProblem(f"unknown kind {kind!r}: use relevance, quality or stance")
+def _check_options(*, campaign: Campaign, kind: str | None, assessor: str, phase: str) -> Dimension:
+    """The dimension the file holds, once the options are known to be usable (ImportProblem says which is not)."""
+    scheme = campaign.label_scheme
+    try:
+        dimension = scheme.primary if kind is None else scheme.dimension(kind)
+    except SchemeError as exc:
+        raise ImportProblem(f"kind: {exc}") from None
     if phase not in PHASES:
         raise ImportProblem(f"unknown phase {phase!r}: use main or training")
     try:
@@ -121,10 +124,9 @@ def _check_options(*, campaign: Campaign, kind: str, assessor: str, phase: str) 
         raise ImportProblem(f"assessor name {assessor!r}: {' '.join(exc.messages)}") from None
     if not assessor:
         raise ImportProblem("an assessor name is needed: imported labels are kept as that assessor's judgments")
-    if not campaign.label_scheme.values(kind):
-        raise ImportProblem(f"campaign {campaign.slug} has no {kind} labels in its scheme")
     if not bulk.is_postgresql():
         raise ImportProblem("importing qrels needs PostgreSQL (it loads the file with COPY)")
+    return dimension
 
 
 def _decoded(file: InputFile, position: list[int]) -> Iterator[str]:
@@ -137,22 +139,19 @@ def _decoded(file: InputFile, position: list[int]) -> Iterator[str]:
 
 
 def _checked_rows(
-    path: Path, *, source: str, kind: QrelsKind, campaign: Campaign, topics: dict[str, int]
-) -> Iterator[tuple[int, str, str, int | str]]:
+    path: Path, *, source: str, dimension: Dimension, topics: dict[str, int]
+) -> Iterator[tuple[int, str, str, Value]]:
     """The file's rows, each checked as soon as it is read, so the first bad line is the one reported (the bulk
     form checks the labels again, as the write path must, but only once the whole file has been read)."""
     # parse_qrels yields a row as soon as it has read the row's line, so the line last read is the row's line.
     position = [0]
-    scheme = campaign.label_scheme
-    allowed = scheme.values(kind)
-    stances = scheme.values("stance") if kind == "stance" else ()
     lines = _decoded(InputFile(path, source), position)
-    for topic, doc, label in parse_qrels(lines, source=source, kind=kind, stances=stances):
+    for topic, doc, label in parse_qrels(lines, source=source, dimension=dimension):
         line = position[0]
         if topic not in topics:
             raise FormatError(source, line, f"topic {topic} is not a topic of this campaign (import its topics first)")
-        if label not in allowed:
-            raise FormatError(source, line, label_not_allowed(scheme, kind, label))
+        if not dimension.allows(label):
+            raise FormatError(source, line, label_not_allowed(dimension, label))
         if len(doc) > _DOC_ID_LENGTH:
             raise FormatError(source, line, f"document id is longer than {_DOC_ID_LENGTH} characters")
         yield line, topic, doc, label
@@ -165,7 +164,7 @@ def _import_assessor(name: str) -> User:
 
 
 def start_qrels_import(
-    *, campaign: Campaign, upload: UploadedFile, kind: str, assessor: str, phase: str = "main", created_by: User | None
+    *, campaign: Campaign, upload: UploadedFile, kind: str | None = None, assessor: str, phase: str = "main", created_by: User | None
 ) -> Job:
     """Keep an uploaded qrels file under MEDIA_ROOT/uploads/<job id>/ and queue its import as a Job, as
     services.imports.uploads.start_import does for runs (the page and the API call this).
@@ -173,7 +172,7 @@ def start_qrels_import(
     The options are checked now, so a wrong kind or assessor name is refused before anything is kept; the
     lines are checked by the job, whose errors name the uploaded file and line.
     """
-    _check_options(campaign=campaign, kind=kind, assessor=assessor, phase=phase)
+    dimension = _check_options(campaign=campaign, kind=kind, assessor=assessor, phase=phase)
     with transaction.atomic():
         job = job_queue.queue_job(kind="import_qrels", campaign=campaign, params={}, created_by=created_by)
         folder = job.upload_folder
@@ -182,7 +181,7 @@ def start_qrels_import(
         kept = keep_upload(upload, folder / (get_valid_filename(name) or "upload"))
         job.params = {
             "files": [{"path": str(kept.relative_to(settings.MEDIA_ROOT)), "name": name}],
-            "kind": kind, "assessor": assessor, "phase": phase, "unit": "lines",
+            "kind": dimension.name, "assessor": assessor, "phase": phase, "unit": "lines",
         }
         job.save(update_fields=["params"])
     return job

@@ -21,7 +21,7 @@ from assessments.collector import collector_paused
 from assessments.formats.errors import FormatError
 from assessments.formats.reading import line_batches
 from assessments.formats.trec_run import RunBlock, read_run
-from assessments.metrics.evaluation import Order, order_positions, single_precision_order
+from assessments.metrics.evaluation import Order, order_positions, single_precision_order, stance_dimension
 from assessments.models import Campaign, Document, PoolSource, Ranking, Run, Topic
 from assessments.models.fields import max_length
 from assessments.services import audit, bulk, rankings
@@ -74,7 +74,9 @@ def import_runs(
         raise ImportProblem(f"the team name is longer than {TEAM_LENGTH} characters")
     topic_ids = dict(Topic.objects.filter(campaign=campaign).values_list("number", "id"))
     require_topics(campaign, bool(topic_ids))
-    stances = campaign.label_scheme.values("stance")
+    # The stance column holds labels of the scheme's stance dimension; without one, only Q0 (no stance) is read.
+    stance = stance_dimension(campaign.label_scheme)
+    stances = tuple(str(v) for v in campaign.label_scheme.values(stance.name)) if stance else ()
     meter = FilesMeter(progress, files)
 
     reading = _Reading(topic_ids=topic_ids, stances=stances, meter=meter)

@@ -13,40 +13,42 @@ function name(dimension, value) {
   return button ? button.querySelector("span").textContent : String(value);
 }
 
-const ROWS = [
-  ["relevance", "Relevance", (v) => (v === null ? "—" : v + " · " + name("relevance", v))],
-  ["quality", "Quality", (v) => (v === null ? "—" : name("quality", v))],
-  ["stance", "Stance", (v) => (v ? name("stance", v) : "—")],
-  ["note", "Note", (v) => v || "—"],
-  ["flagged", "Unsure", (v) => (v ? "yes" : "no")],
+// One row per dimension of the scheme, then the note and the flag: [field, title, long form, short form].
+const dimensionRows = () => labels.scheme.dimensions.map((d) => [
+  d.name, d.title,
+  (v) => (v === undefined ? "—" : d.kind === "graded" ? v + " · " + name(d.name, v) : name(d.name, v)),
+  // The primary dimension by its grade ("2"), as the jump list shows it; the others by their names.
+  (v) => (v === undefined ? "no " + d.name : d === labels.scheme.primary ? String(v) : name(d.name, v)),
+]);
+const OTHER_ROWS = [
+  ["note", "Note", (v) => v || "—", (v) => (v ? "note “" + v + "”" : "no note")],
+  ["flagged", "Unsure", (v) => (v ? "yes" : "no"), (v) => (v ? "unsure" : "not unsure")],
 ];
-const SHORT = {
-  relevance: (v) => String(v),
-  quality: (v) => (v === null ? "no quality" : name("quality", v)),
-  stance: (v) => (v ? name("stance", v) : "no stance"),
-  note: (v) => (v ? "note “" + v + "”" : "no note"),
-  flagged: (v) => (v ? "unsure" : "not unsure"),
-};
+
+// A version as rows read it: every dimension's value (undefined: none), the note and the flag.
+const flat = (state) => Object.assign({ note: state.note, flagged: state.flagged }, state.labels);
 
 export function open(judgment) {
   const item = saves.own(labels.doc.data.saveUrl);
   if (!item) return;
   shown = judgment;
-  const saved = Object.assign({ relevance: null, quality: null, stance: "", note: "", flagged: false }, judgment && labels.pick(judgment));
-  const yours = Object.assign({}, saved, item.changes);
-  const changed = ROWS.map(([field]) => field).filter((field) => yours[field] !== saved[field]);
-  fill($("#conflict-saved"), saved, []);
-  fill($("#conflict-yours"), yours, changed);
-  const savedShort = judgment ? [saved.relevance, saved.quality === null ? null : name("quality", saved.quality), saved.stance && name("stance", saved.stance)]
-    .filter((v) => v !== null && v !== "").join(" / ") : "nothing (the label was removed)";
-  $("#conflict-summary").textContent = "Saved elsewhere: " + savedShort +
-    " — yours: " + (changed.map((field) => SHORT[field](yours[field])).join(" / ") || "the same");
+  const rows = [...dimensionRows(), ...OTHER_ROWS];
+  const savedState = judgment ? labels.pick(judgment) : { labels: {}, note: "", flagged: false };
+  const saved = flat(savedState);
+  const yours = flat(labels.withChanges(savedState, item.changes));
+  const changed = rows.map(([field]) => field).filter((field) => yours[field] !== saved[field]);
+  fill($("#conflict-saved"), rows, saved, []);
+  fill($("#conflict-yours"), rows, yours, changed);
+  const savedShort = judgment ? dimensionRows().filter(([field]) => saved[field] !== undefined)
+    .map(([field, , , short]) => short(saved[field])).join(" / ") || "no labels" : "nothing (the label was removed)";
+  $("#conflict-summary").textContent = "Saved elsewhere: " + savedShort + " — yours: " +
+    (rows.filter(([field]) => changed.includes(field)).map(([field, , , short]) => short(yours[field])).join(" / ") || "the same");
   if (!dialog.open) dialog.showModal();
 }
 
-function fill(list, values, changed) {
+function fill(list, rows, values, changed) {
   list.replaceChildren();
-  for (const [field, title, show] of ROWS) {
+  for (const [field, title, show] of rows) {
     const term = document.createElement("dt");
     term.textContent = title;
     const value = document.createElement("dd");

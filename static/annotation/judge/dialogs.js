@@ -35,7 +35,8 @@ async function loadRows() {
       if (!response.ok) throw new Error("the server answered " + response.status);
       rows = (await response.json()).results.map((item) => ({
         position: item.position,
-        relevance: item.judgment ? item.judgment.relevance : null,
+        judged: item.judged,
+        grade: item.judgment ? gradeOf(item.judgment.labels) : null,
         flagged: item.judgment ? item.judgment.flagged : false,
       }));
     } catch (e) {
@@ -46,10 +47,13 @@ async function loadRows() {
   buildGrid();
 }
 
+// A cell shows the value of the scheme's primary dimension (relevance in Touché's), as the page counts progress by.
+const gradeOf = (values) => (labels.scheme.primary.name in values ? values[labels.scheme.primary.name] : null);
+
 /** Keep the list's entry for the document on screen up to date (its labels may be newer than the list). */
 export function note(position, state) {
   const row = rows && rows[position - 1];
-  if (row) Object.assign(row, { relevance: state.relevance, flagged: state.flagged });
+  if (row) Object.assign(row, { judged: labels.isJudged(), grade: gradeOf(state.labels), flagged: state.flagged });
 }
 
 function message(text) {
@@ -67,13 +71,15 @@ function buildGrid() {
   grid.replaceChildren();
   rows.forEach((row) => {
     const current = row.position === data.position;
-    if (only && row.relevance !== null && !current) return;
+    if (only && row.judged && !current) return;
     const item = document.createElement("li");
     const link = document.createElement("a");
     link.href = data.pageBase + row.position + "/";
     link.textContent = row.position;
-    link.className = "cell " + (row.relevance === null ? "r-none" : "r-" + row.relevance) + (row.flagged ? " flagged" : "") + (current ? " current" : "");
-    link.title = "Document " + row.position + (row.relevance === null ? ", not judged" : ", relevance " + row.relevance) + (row.flagged ? ", flagged" : "");
+    const primary = labels.scheme.primary.name;
+    link.className = "cell " + (row.grade !== null ? "r-" + row.grade : row.judged ? "judged" : "r-none") + (row.flagged ? " flagged" : "") + (current ? " current" : "");
+    link.title = "Document " + row.position + (row.grade === null ? "" : `, ${primary} ${row.grade}`) +
+      (row.judged ? "" : ", not judged") + (row.flagged ? ", flagged" : "");
     link.addEventListener("click", (e) => { e.preventDefault(); $("#dlg-jump").close(); navigation.go(row.position); });
     item.append(link);
     grid.append(item);

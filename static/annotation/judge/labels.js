@@ -1,33 +1,87 @@
 /* The labels of the document on screen: the version the server has, the assessor's own, and the changes
  * between them, which go to the server through saves.js.
  *
- * `state` is what the page shows; `committed` is what has been handed to saves.js, so a change sends only
- * the fields that differ (a stance chosen never resends a relevance). Relevance comes first: until it is
- * chosen nothing is sent (the server needs it to create a judgment), and the first save carries everything.
+ * The dimensions come from the campaign's label scheme (assessments/labels.py, in the first page's data): a
+ * dimension is shown and asked only while its condition holds, and a change that makes a condition fail clears
+ * what depended on it (with an undo). `state` is what the page shows ({labels: {dimension: value}, note,
+ * flagged}); `committed` is what has been handed to saves.js, so a change sends only the dimensions and fields
+ * that differ (a stance chosen never resends a relevance). Any change is saved at once: a flag or a note alone is
+ * a judgment, which counts as judged once every required dimension the scheme asks has a value.
  */
 
 import * as saves from "../saves.js";
-import { $, $$, capitalise, hideToast, toast } from "./util.js";
+import { $, $$, capitalise, hideToast, listed, toast } from "./util.js";
 
-const FIELDS = ["relevance", "quality", "stance", "note", "flagged"];
-const EMPTY = { relevance: null, quality: null, stance: "", note: "", flagged: false };
+const EMPTY = { labels: {}, note: "", flagged: false };
 const IDLE_MS = 90000; // no input for this long: the assessor is away, the clock stops
 const NOTE_DELAY_MS = 700; // save the note once typing pauses
 
 export const events = new EventTarget(); // "changed" whenever the labels on screen change
 export const doc = { data: null, server: null, state: null, committed: null, activeMs: 0, sentMs: 0 };
+export const scheme = { dimensions: [], byName: new Map(), primary: null };
 let byKey = new Map(); // key → {dimension, value, name}
-let undo = null; // the labels before relevance cleared the details: {url, labels}
+let undo = null; // the labels before a change cleared the dimensions it no longer asks: {url, labels}
 let noteTimer = null;
 
-export function configure(keys) {
+export function configure(keys, schemeData) {
   byKey = new Map(keys.labels.map((l) => [l.key.toLowerCase(), l]));
+  scheme.dimensions = schemeData.dimensions;
+  scheme.byName = new Map(schemeData.dimensions.map((d) => [d.name, d]));
+  // As LabelScheme.primary: what the jump list shows of a judged document.
+  scheme.primary = scheme.dimensions.find((d) => d.required && d.kind === "graded") || scheme.dimensions[0];
 }
 export const labelForKey = (key) => byKey.get(key);
 
-export function pick(labels) {
-  return { relevance: labels.relevance, quality: labels.quality, stance: labels.stance || "",
-           note: labels.note || "", flagged: Boolean(labels.flagged) };
+// ---------------------------------------------------------------- the scheme's rules (as assessments/labels.py)
+function holds(condition, labels) {
+  const value = labels[condition.dimension];
+  if (value === undefined) return false;
+  return "min" in condition ? typeof value === "number" && value >= condition.min : condition.in.includes(value);
+}
+export const asked = (dimension, labels) => !dimension.condition || holds(dimension.condition, labels);
+
+/** The labels without the dimensions their conditions no longer ask (followed through chains). */
+function cleared(labels) {
+  const kept = Object.assign({}, labels);
+  for (;;) {
+    const gone = scheme.dimensions.filter((d) => d.name in kept && !asked(d, kept));
+    if (!gone.length) return kept;
+    gone.forEach((d) => { delete kept[d.name]; });
+  }
+}
+
+/** The required dimensions that these labels are asked and lack (none: the document counts as judged). */
+export const missing = (labels) => scheme.dimensions.filter((d) => d.required && asked(d, labels) && !(d.name in labels));
+
+export function nameOf(dimension, value) {
+  const found = scheme.byName.get(dimension).values.find((v) => v.value === value);
+  return found ? found.name : String(value);
+}
+
+/** "relevance is 1 or more", "direction is Cause → effect, as asked" */
+function describe(condition) {
+  const target = scheme.byName.get(condition.dimension);
+  const title = target.title.charAt(0).toLowerCase() + target.title.slice(1);
+  if ("min" in condition) return `${title} is ${condition.min} or more`;
+  return `${title} is ${condition.in.map((v) => nameOf(target.name, v)).join(" or ")}`;
+}
+
+// ---------------------------------------------------------------- the labels on screen
+export function pick(judgment) {
+  return { labels: Object.assign({}, judgment.labels), note: judgment.note || "", flagged: Boolean(judgment.flagged) };
+}
+const copy = (state) => ({ labels: Object.assign({}, state.labels), note: state.note, flagged: state.flagged });
+const isEmpty = (state) => !Object.keys(state.labels).length && !state.note && !state.flagged;
+
+/** The state with the changes of a waiting save (see saves.js) applied: `labels` per dimension, null clearing one. */
+export function withChanges(state, changes) {
+  const result = copy(state);
+  for (const [name, value] of Object.entries(changes.labels || {})) {
+    if (value === null) delete result.labels[name]; else result.labels[name] = value;
+  }
+  if ("note" in changes) result.note = changes.note;
+  if ("flagged" in changes) result.flagged = changes.flagged;
+  return result;
 }
 
 /** Show the document described by the page data `data` (a new page, or one swapped in). */
@@ -37,14 +91,14 @@ export function show(data) {
   const judgment = data.judgment;
   doc.server = judgment ? { labels: pick(judgment), revision: judgment.revision, source: judgment.source }
                         : { labels: null, revision: 0, source: "" };
-  doc.state = Object.assign({}, EMPTY, doc.server.labels);
+  doc.state = copy(doc.server.labels || EMPTY);
   doc.activeMs = judgment ? judgment.time_spent_ms || 0 : 0;
   const item = saves.adopt(data.saveUrl); // an unsaved version from an earlier visit is newer than the server's
   if (item) {
-    Object.assign(doc.state, item.changes);
+    doc.state = withChanges(doc.state, item.changes);
     doc.activeMs = Math.max(doc.activeMs, item.time);
   }
-  doc.committed = Object.assign({}, doc.state);
+  doc.committed = copy(doc.state);
   doc.sentMs = doc.activeMs;
   if (undo) hideToast(); // its undo was for the document left
   undo = null;
@@ -56,41 +110,37 @@ function refusedAsClosed() {
   if (doc.data.closed) toast("This campaign is closed: labels can no longer change.");
   return doc.data.closed;
 }
-export const detailsLocked = () => doc.data.askDetailsOnlyIfRelevant && !(doc.state.relevance > 0);
 
 export function setLabel(label) {
   if (refusedAsClosed()) return;
   const { dimension, value } = label;
-  const before = Object.assign({}, doc.state);
+  const d = scheme.byName.get(dimension);
+  const labels = doc.state.labels;
+  if (!asked(d, labels)) {
+    return toast(`${d.title} is asked only when ${describe(d.condition)}.`);
+  }
   undo = null;
-  if (dimension === "relevance") {
-    doc.state.relevance = value;
-    if (detailsLocked() && (before.quality !== null || before.stance)) {
-      doc.state.quality = null;
-      doc.state.stance = "";
-      undo = { url: doc.data.saveUrl, labels: before };
-      const lost = [before.quality !== null && "quality", before.stance && "stance"].filter(Boolean).join(" and ");
-      toast(`Relevance ${value} cleared ${lost}.`, { label: "Undo", key: "z", run: undoClear });
-    }
-  } else if (detailsLocked()) {
-    return toast(capitalise(dimension) + " is asked only for relevant documents: give a relevance above 0 first.");
-  } else if (dimension === "quality") {
-    doc.state.quality = doc.state.quality === value ? null : value;
-  } else {
-    doc.state.stance = doc.state.stance === value ? "" : value;
+  const before = Object.assign({}, labels);
+  // A dimension that may stay empty is unset by choosing its value again; a required one only changes.
+  if (labels[dimension] === value && !d.required) delete labels[dimension]; else labels[dimension] = value;
+  doc.state.labels = cleared(labels);
+  const lost = Object.keys(labels).filter((name) => !(name in doc.state.labels));
+  if (lost.length) {
+    undo = { url: doc.data.saveUrl, labels: before };
+    toast(`${capitalise(dimension)} ${value} cleared ${listed(lost)}.`, { label: "Undo", key: "z", run: undoClear });
   }
   commit();
 }
 
-/** Bring back what the last relevance 0 cleared (relevance, quality and stance as they were). */
+/** Bring back the labels as they were before a change cleared the dimensions it no longer asked. */
 export function undoClear() {
   if (!undo || undo.url !== doc.data.saveUrl) return toast("Nothing to undo.");
-  const { relevance, quality, stance } = undo.labels;
-  Object.assign(doc.state, { relevance, quality, stance });
+  const back = Object.keys(undo.labels).filter((name) => doc.state.labels[name] !== undo.labels[name]);
+  doc.state.labels = Object.assign({}, undo.labels);
   undo = null;
   hideToast();
   commit();
-  toast("Quality and stance are back.");
+  toast(`${capitalise(listed(back))} ${back.length === 1 ? "is" : "are"} back.`);
 }
 
 export function toggleFlag() {
@@ -113,23 +163,36 @@ export function flushNote() {
   if (!doc.data.closed) commit();
 }
 
+/** What differs between two states, as a save sends it: changed dimensions in `labels` (null: cleared). */
+function changesBetween(from, to) {
+  const changes = {};
+  const labels = {};
+  for (const name of new Set([...Object.keys(from.labels), ...Object.keys(to.labels)])) {
+    if (from.labels[name] !== to.labels[name]) labels[name] = name in to.labels ? to.labels[name] : null;
+  }
+  if (Object.keys(labels).length) changes.labels = labels;
+  if (from.note !== to.note) changes.note = to.note;
+  if (from.flagged !== to.flagged) changes.flagged = to.flagged;
+  return changes;
+}
+
 /** Hand the changed fields to saves.js; with `always`, also just the active time. */
 function commit(always = false) {
-  const changes = {};
-  for (const field of FIELDS) if (doc.state[field] !== doc.committed[field]) changes[field] = doc.state[field];
+  const changes = changesBetween(doc.committed, doc.state);
   render();
-  if (doc.state.relevance === null || !(always || Object.keys(changes).length)) return renderStatus();
+  if (!(always || Object.keys(changes).length)) return renderStatus();
   tick();
   saves.record({ url: doc.data.saveUrl, page: doc.data.pageBase + doc.data.position + "/" }, changes,
                doc.server.revision, doc.activeMs);
-  doc.committed = Object.assign({}, doc.state);
+  doc.committed = copy(doc.state);
   doc.sentMs = doc.activeMs;
 }
 
-/** Leaving the document (another one, or the page): the note being typed and the reading time go out. */
+/** Leaving the document (another one, or the page): the note being typed and the reading time go out. Reading
+ * time alone makes no judgment of a document the assessor left without one. */
 export function leaving() {
   tick();
-  if (doc.data.closed || doc.state.relevance === null) return;
+  if (doc.data.closed || (isEmpty(doc.state) && !doc.server.labels)) return;
   if (noteTimer !== null || doc.activeMs - doc.sentMs >= 1000) {
     clearTimeout(noteTimer);
     noteTimer = null;
@@ -148,8 +211,8 @@ export function resolved(judgment, keepMine) {
   const changes = (saves.own(doc.data.saveUrl) || { changes: {} }).changes;
   doc.server = judgment ? { labels: pick(judgment), revision: judgment.revision, source: judgment.source }
                         : { labels: null, revision: 0, source: "" };
-  doc.state = Object.assign({}, EMPTY, doc.server.labels, keepMine ? changes : {});
-  doc.committed = Object.assign({}, doc.state);
+  doc.state = withChanges(doc.server.labels || EMPTY, keepMine ? changes : {});
+  doc.committed = copy(doc.state);
   if (keepMine) saves.keepMine(doc.data.saveUrl, doc.server.revision); else saves.keepSaved(doc.data.saveUrl);
   render();
 }
@@ -174,21 +237,24 @@ export function render() {
   const state = doc.state;
   $$(".label-btn").forEach((button) => {
     const label = byKey.get(button.dataset.key.toLowerCase());
-    button.setAttribute("aria-pressed", String(state[label.dimension] === label.value));
+    button.setAttribute("aria-pressed", String(state.labels[label.dimension] === label.value));
   });
   $$("fieldset.labels").forEach((fieldset) => {
-    fieldset.classList.toggle("locked", fieldset.dataset.dimension !== "relevance" && detailsLocked());
+    fieldset.hidden = !asked(scheme.byName.get(fieldset.dataset.dimension), state.labels);
   });
   $(".flag-btn").setAttribute("aria-pressed", String(state.flagged));
   const note = $("#note");
   if (document.activeElement !== note) note.value = state.note;
   $(".note-toggle").classList.toggle("has-note", Boolean(state.note));
-  const judged = doc.data.judgedElsewhere + (state.relevance !== null ? 1 : 0);
+  const judged = doc.data.judgedElsewhere + (isJudged() ? 1 : 0);
   $("#judged-count").textContent = judged;
   $("#progress").value = judged;
   renderStatus();
   events.dispatchEvent(new Event("changed"));
 }
+
+/** Whether the document on screen counts as judged: it has labels and none that the scheme asks is missing. */
+export const isJudged = () => !isEmpty(doc.state) && !missing(doc.state.labels).length;
 
 export function renderStatus() {
   const item = saves.own(doc.data.saveUrl);
@@ -198,13 +264,13 @@ export function renderStatus() {
   if (item && item.conflict) { kind = "error"; text = "Not saved: changed elsewhere. Choose a version"; }
   else if (item && item.error) { kind = "error"; text = "Not saved: " + item.error; }
   else if (item && saves.status.attempt > 0) { kind = "unsaved"; text = "Not saved yet, retrying"; }
-  else if (item) { kind = "saving"; text = "Saving…"; }
-  else if (state.relevance !== null && noteTimer === null) {
+  else if (item || noteTimer !== null) { kind = "saving"; text = "Saving…"; }
+  else if (!isEmpty(state)) {
     kind = "saved";
-    text = doc.server.source === "duplicate" ? "Saved (copied from an identical document)" : "Saved";
-  } else if (state.relevance !== null) { kind = "saving"; text = "Saving…"; }
-  else if (state.flagged || state.note || state.quality !== null || state.stance) { kind = "unsaved"; text = "Choose a relevance to save"; }
-  else { kind = "idle"; text = "Not judged yet"; }
+    const lacking = missing(state.labels).map((d) => d.name);
+    text = doc.server.source === "duplicate" ? "Saved (copied from an identical document)"
+      : lacking.length ? `Saved, without ${listed(lacking)} yet` : "Saved";
+  } else { kind = "idle"; text = "Not judged yet"; }
   const element = $("#save-state");
   element.dataset.state = kind;
   element.textContent = text;

@@ -22,7 +22,7 @@ import * as view from "./view.js";
 
 const first = JSON.parse(document.getElementById("judge-data").textContent); // the page as loaded
 saves.start({ user: first.user, csrf: first.csrf, live: true });
-labels.configure(first.keys);
+labels.configure(first.keys, first.scheme);
 view.configure(first.terms);
 
 const commandKeys = new Map();

@@ -105,7 +105,7 @@ export function step(direction, unjudgedOnly) {
 export function nextUnjudged() {
   const data = labels.doc.data;
   if (data.nextUnjudged) return go(data.nextUnjudged);
-  toast(labels.doc.state.relevance !== null ? `All ${data.total} documents are judged.` : "This is the only unjudged document.");
+  toast(labels.isJudged() ? `All ${data.total} documents are judged.` : "This is the only unjudged document.");
 }
 
 window.addEventListener("popstate", (e) => {

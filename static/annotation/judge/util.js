@@ -4,6 +4,8 @@ export const $ = (selector, root = document) => root.querySelector(selector);
 export const $$ = (selector, root = document) => Array.from(root.querySelectorAll(selector));
 export const plural = (n, word) => n + " " + word + (n === 1 ? "" : "s");
 export const capitalise = (s) => s.charAt(0).toUpperCase() + s.slice(1);
+/** ["quality", "stance"] → "quality and stance"; three or more: "a, b and c". */
+export const listed = (words) => (words.length < 2 ? words.join("") : words.slice(0, -1).join(", ") + " and " + words[words.length - 1]);
 
 const PREFS_KEY = "touchstone.prefs";
 export const prefs = Object.assign({ highlight: true, plain: false, unjudgedOnly: false }, readPrefs());

@@ -6,7 +6,7 @@ from django.db import connection
 
 from touchstone.model_rows import ModelColumns
 
-from .models import User
+from .models import Role, User
 
 _USER = ModelColumns(User, "u")
 
@@ -25,6 +25,10 @@ class UserBackend(ModelBackend):
         if user is None:
             raise PermissionDenied  # django.contrib.auth.authenticate: a failed login, and no other backend tries
         return user
+
+    def user_can_authenticate(self, user) -> bool:
+        """An inactive user is no one, and neither is an import source (which is inactive too, as made)."""
+        return super().user_can_authenticate(user) and getattr(user, "role", None) != Role.SOURCE
 
     def get_user(self, user_id):
         with connection.cursor() as cursor:

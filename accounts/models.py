@@ -6,6 +6,13 @@ class Role(models.TextChoices):
     ASSESSOR = "assessor", "Assessor"
     ORGANISER = "organiser", "Organiser"
     ADMIN = "admin", "Admin"
+    # Not a person: the name imported qrels are kept under (`import_qrels --assessor touche2020`). A source cannot
+    # sign in (inactive, no usable password, refused by accounts.backends) and no person's account is ever one.
+    SOURCE = "source", "Import source (not a person)"
+
+
+# The roles a person's account has (create_user offers these).
+HUMAN_ROLES = (Role.ASSESSOR.value, Role.ORGANISER.value, Role.ADMIN.value)
 
 
 class User(AbstractUser):
@@ -21,6 +28,11 @@ class User(AbstractUser):
         constraints = [
             models.CheckConstraint(condition=models.Q(role__in=Role.values), name="user_role_valid"),
         ]
+
+    @property
+    def is_source(self) -> bool:
+        """An import source: the owner of imported labels, not a person who can sign in."""
+        return self.role == Role.SOURCE
 
     @property
     def is_organiser(self) -> bool:

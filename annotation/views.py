@@ -17,7 +17,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from accounts.http import AuthenticatedHttpRequest
 from assessments import access
-from assessments.labels import CATEGORY, Condition, LabelScheme
+from assessments.labels import CATEGORY, QUESTION, Condition, LabelScheme
 from assessments.models import Phase
 from assessments.rendering import document_html, safe_link, topic_terms
 from assessments.selectors import discussion, queues
@@ -111,6 +111,8 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
         context = {
             "controls": _controls(scheme, topic.compared_objects), "commands": keys["commands"], "csrf_token": payload["csrf"],
             "primary": scheme.primary,
+            # The command keys a label of the scheme took: their buttons show no key cap (annotation.keymap).
+            "taken_keys": {label["key"].lower() for label in keys["labels"]},
         }
     context |= {
         "assignment": assignment,
@@ -142,7 +144,7 @@ def _controls(scheme: LabelScheme, compared_objects: list[str]) -> list[dict]:
         paired = dimension.kind == CATEGORY and max(len(str(b["name"])) for b in buttons) <= 16
         condition = dimension.condition
         groups.append({
-            "dimension": dimension.name, "title": dimension.title, "buttons": buttons, "paired": paired,
+            "dimension": dimension.name, "title": dimension.title, "kind": dimension.kind, "buttons": buttons, "paired": paired,
             "hint": "" if condition is None else f"if {_describe(scheme, condition)}",
         })
     return groups
@@ -151,6 +153,8 @@ def _controls(scheme: LabelScheme, compared_objects: list[str]) -> list[dict]:
 def _describe(scheme: LabelScheme, condition: Condition) -> str:
     """A condition as the label pane words it: "if relevance ≥ 1", "if direction is Cause → effect, as asked"."""
     target = scheme.dimension(condition.dimension)
+    if condition.min is not None and target.kind == QUESTION:
+        return f"{target.title.lower()} is {target.name_of(1)}"  # a yes/no question's min can only be 1
     if condition.min is not None:
         return f"{target.title.lower()} ≥ {condition.min}"
     return f"{target.title.lower()} is {' or '.join(target.name_of(v) for v in condition.any_of)}"

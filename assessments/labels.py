@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 GRADED, CATEGORY, QUESTION = "graded", "category", "question"
@@ -325,6 +325,10 @@ _QUALITY = _graded("quality", "Argument quality", ("Low quality / no argument", 
 # 2021 Task 1 graded both on four levels, 0 (low / not relevant) to 3 (high), beside −2 for spam (its task page).
 _QUALITY_4 = _graded("quality", "Argument quality", ("Low quality", "Fair quality", "Good quality", "High quality"), "qwer")
 _COHERENCE = _graded("coherence", "Coherence of the pair", ("Incoherent", "Partly coherent", "Coherent"), "asd")
+# 2022 Task 1's three qrels files are line-aligned: every judged pair is in each, and a pair judged not relevant has
+# quality and coherence 0 there (ir_datasets zips the files line by line). So files and measures take 0 for them.
+_PAIR_QUALITY = replace(_QUALITY, otherwise=0)
+_PAIR_COHERENCE = replace(_COHERENCE, otherwise=0)
 
 
 def _stance(title: str, *pairs: tuple[str, str]) -> Dimension:
@@ -360,7 +364,7 @@ PRESETS: dict[str, tuple[str, LabelScheme]] = {
     ),
     "touche-2022-task1": (
         "Touché 2022 Task 1: argument gists, pairs of sentences (relevance, quality, coherence)",
-        LabelScheme((_relevance(), _QUALITY, _COHERENCE)),
+        LabelScheme((_relevance(), _PAIR_QUALITY, _PAIR_COHERENCE)),
     ),
     "touche-2022-task2": (
         "Touché 2022 Task 2: comparative passages (relevance, quality, stance towards the objects)",
@@ -386,6 +390,13 @@ PRESETS: dict[str, tuple[str, LabelScheme]] = {
                     ("NEUTRAL", "Neutral"), ("NO", "No evidence")),
         )),
     ),
+}
+
+# The stance codes runs of a preset's task wrote in column 2, and the stance values they stand for: a campaign made
+# from the preset starts with these (Campaign.stance_codes), so its runs import as the lab's did. Touché 2023 Task 2
+# runs wrote SUP, REF, NEU and NO (the organisers' baseline writes NEU for every document).
+PRESET_STANCE_CODES: dict[str, dict[str, str]] = {
+    "touche-2023-task2": {"SUP": "SUPPORT", "REF": "REFUTE", "NEU": "NEUTRAL", "NO": "NO"},
 }
 
 for _name, (_, _scheme) in PRESETS.items():

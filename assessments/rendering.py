@@ -141,9 +141,10 @@ vs versus prefer preferable rather instead cause causes caused lead leads effect
 
 def topic_terms(*, title: str, compared_objects: list[str], cause: str = "", effect: str = "") -> dict:
     """What the judge page highlights: the compared objects (or cause and effect), each in its
-    own colour, and the other content words of the topic title."""
+    own colour, and the other content words of the topic title. A word of an object of several words ("eating
+    broccoli") stays a term, so a document that has the word alone ("broccoli") is marked too."""
     objects = [o.strip() for o in [*compared_objects, cause, effect] if o and o.strip()]
-    covered = {word for o in objects for word in re.findall(r"\w+", o.lower())}
+    covered = {o.lower() for o in objects if len(re.findall(r"\w+", o)) == 1}
     terms = []
     for word in re.findall(r"\w[\w'-]*\w|\w", title.lower()):
         if len(word) > 2 and word not in _STOPWORDS and word not in covered and word not in terms:

@@ -115,6 +115,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's files, served from our static files: the docs work offline
     "django_htmx",
+    "axes",  # login throttling (accounts/throttle.py)
     "accounts",
     "assessments",
     "annotation",
@@ -122,6 +123,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "touchstone.requests.RefuseNulMiddleware",  # a NUL in a query parameter: 400, before any view or query sees it
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -133,6 +135,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "assessments.middleware.JobNotQueuedMiddleware",  # the job queue is down: 503, nothing of the job kept
+    # A login refused for too many failures answers 429 with what to do (accounts/throttle.py).
+    "axes.middleware.AxesMiddleware",
     # Last, so its process_exception sees a view's error first: a lost database answers 503, logged once.
     "touchstone.outages.DatabaseOutageMiddleware",
 ]
@@ -180,7 +184,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"
 # accounts.backends: ModelBackend with a lighter lookup of each request's user. ModelBackend itself stays, second,
 # for the sessions signed in through it before (a session names its backend); it may go once those have expired.
-AUTHENTICATION_BACKENDS = ["accounts.backends.UserBackend", "django.contrib.auth.backends.ModelBackend"]
+# accounts.throttle.LoginThrottle first: a password is not even compared for a locked-out account or address.
+AUTHENTICATION_BACKENDS = [
+    "accounts.throttle.LoginThrottle", "accounts.backends.UserBackend", "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "accounts:login"
@@ -228,8 +235,28 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"  # a view that must be framed by our own pages says so (xframe_options_sameorigin)
-if env_bool("BEHIND_TLS_PROXY", False):
+BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
+if BEHIND_TLS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Login throttling (django-axes, accounts/throttle.py): LOGIN_FAILURE_LIMIT failed logins for one account name, or
+# from one address, refuse logins for it until LOGIN_COOLOFF_MINUTES have passed since the last failure. Failures
+# are counted in the database, so every web process sees the same counts.
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+LOGIN_COOLOFF_MINUTES = env_float("LOGIN_COOLOFF_MINUTES", 15)
+if LOGIN_FAILURE_LIMIT < 1 or LOGIN_COOLOFF_MINUTES <= 0:
+    raise ImproperlyConfigured("LOGIN_FAILURE_LIMIT must be at least 1 and LOGIN_COOLOFF_MINUTES above 0")
+AXES_ENABLED = env_bool("LOGIN_THROTTLE", True)
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = "accounts.throttle.cool_off"
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one reaching the limit locks
+AXES_RESET_ON_SUCCESS = False  # one's own good login must not clear the failures counted for one's address
+AXES_CLIENT_IP_CALLABLE = "accounts.throttle.client_address"
+AXES_LOCKOUT_CALLABLE = "accounts.throttle.lockout_response"
+AXES_DISABLE_ACCESS_LOG = True  # no row per successful login; failures are kept, each one:
+AXES_ENABLE_ACCESS_FAILURE_LOG = True
+AXES_VERBOSE = False  # no banner at start-up; failures and lockouts are still logged
 
 REST_FRAMEWORK = {
     # Token first, so an unauthenticated client gets 401 with a WWW-Authenticate challenge.

@@ -15,6 +15,8 @@ def home(request):
 
 # A database lost outside a view (a session saved by middleware) answers 503 too, see touchstone/outages.py.
 handler500 = "touchstone.outages.server_error"
+# An address under /api/ that matches no route answers JSON, as the API's own 404s do (touchstone/requests.py).
+handler404 = "touchstone.requests.not_found"
 
 urlpatterns = [
     path("", home, name="home"),

@@ -7,6 +7,14 @@ register = template.Library()
 _CAPS = {" ": "Space", "ArrowRight": "→", "ArrowLeft": "←", "ArrowDown": "↓", "ArrowUp": "↑", "Escape": "Esc"}
 
 
+@register.simple_tag(takes_context=True)
+def command_key(context: template.Context, name: str) -> str:
+    """A command's key cap, or nothing where a label of the campaign's scheme took that key (the label wins, so the
+    button must not promise the command)."""
+    taken: set[str] = context.get("taken_keys") or set()
+    return "" if name.lower() in taken else key(name)
+
+
 @register.simple_tag
 def key(name: str) -> str:
     """A key cap, e.g. {% key "j" %} → <kbd>j</kbd>."""

@@ -3,16 +3,20 @@
 * ``GET  campaigns/``: the campaigns the caller runs (all of them for an admin); ``POST`` creates one, with a
   preset or with its own ``scheme`` (a JSON object, checked as ``create_campaign --scheme`` checks a file).
 * ``PATCH campaigns/<slug>/``: changes its settings (name, guidelines, seconds_per_judgment, agreement_threshold,
-  overlap_share and propagate_to_duplicates); the slug, preset, scheme, collection and phase are refused.
+  overlap_share, propagate_to_duplicates, and stance_codes: ``{"SUP": "SUPPORT", ...}``, the codes its runs write in
+  their stance column); the slug, preset, scheme, collection and phase are refused.
 * ``GET  campaigns/<slug>/members/``: who runs it; ``POST`` adds someone (or changes their role).
 * ``DELETE campaigns/<slug>/members/<username>/``: takes the campaign away from them.
 * ``GET  campaigns/<slug>/timeline/``: the audit trail, newest first (``?action=import`` narrows it), paginated.
 """
 
+from collections.abc import Mapping
+
 from django.core.exceptions import PermissionDenied
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, mixins, serializers, status, viewsets
+from rest_framework.fields import empty
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -102,6 +106,9 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     )
     def partial_update(self, request, *args, **kwargs):
         campaign = self.get_object()
+        # A JSON body that is not an object (null, 1, [1]) names no settings: say so rather than fail on it.
+        if not isinstance(request.data, Mapping):
+            return _bad_request(ValueError(f"the body must be a JSON object of settings ({', '.join(campaigns.SETTINGS)})"))
         # DRF drops unknown keys; a client asking to change the slug or phase should hear it was not done.
         refused = sorted(set(request.data) - set(campaigns.SETTINGS))
         if refused:
@@ -174,8 +181,15 @@ class TimelineView(generics.ListAPIView):
         return timeline(campaign, action=self.request.query_params.get("action", ""))
 
 
+class RequiredBooleanField(serializers.BooleanField):
+    """A boolean that must be given. DRF reads a form-encoded boolean that is missing as false (an unticked HTML
+    checkbox sends nothing), so a form post without `archived` would take a campaign out of the archive."""
+
+    default_empty_html = empty
+
+
 class ArchiveSerializer(serializers.Serializer):
-    archived = serializers.BooleanField()
+    archived = RequiredBooleanField(help_text="true: archive the campaign; false: take it out of the archive")
 
 
 class ArchiveView(APIView):

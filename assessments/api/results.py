@@ -89,7 +89,10 @@ class SnapshotSerializer(serializers.Serializer):
 class ImportSerializer(serializers.Serializer):
     file = serializers.FileField()
     kind = serializers.CharField(required=False, help_text="a dimension of the campaign's label scheme (default: its primary one)")
-    assessor = serializers.CharField(max_length=150)
+    assessor = serializers.CharField(
+        max_length=150, help_text="the import source the labels are kept under, e.g. touche2020: made if missing (a non-login "
+        "account that is no person); the name of a person's account is refused",
+    )
     phase = serializers.ChoiceField(choices=qrels_imports.PHASES, default="main")
 
 

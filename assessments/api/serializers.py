@@ -10,7 +10,7 @@ class CampaignSerializer(serializers.ModelSerializer):
         model = Campaign
         fields = ["slug", "name", "preset", "scheme", "phase", "guidelines", "collection", "created_at", "archived_at",
                   "seconds_per_judgment", "agreement_threshold", "overlap_share",
-                  "propagate_to_duplicates"]
+                  "propagate_to_duplicates", "stance_codes"]
         read_only_fields = fields
 
 

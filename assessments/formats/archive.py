@@ -209,7 +209,7 @@ def _specs(*, labels: Mapping[str, Check], settings: Mapping[str, Check]) -> dic
             "agreement_threshold": number, "overlap_share": number, "created_at": moment, "archived_at": optional(moment),
         },
         # No passwords, e-mail addresses or privileges: people are matched by username (see import_campaign).
-        "users.jsonl": {"username": nonempty, "role": one_of("assessor", "organiser", "admin"), "first_name": text, "last_name": text},
+        "users.jsonl": {"username": nonempty, "role": one_of("assessor", "organiser", "admin", "source"), "first_name": text, "last_name": text},
         "memberships.jsonl": {"user": nonempty, "role": one_of("organiser", "adjudicator"), "added_by": optional(nonempty), "created_at": moment},
         "topics.jsonl": {
             "number": nonempty, "title": text, "description": text, "narrative": text, "compared_objects": anything,
@@ -265,7 +265,7 @@ def _specs(*, labels: Mapping[str, Check], settings: Mapping[str, Check]) -> dic
     }
 
 
-SPECS = _specs(labels={"labels": labels_object}, settings={})
+SPECS = _specs(labels={"labels": labels_object}, settings={"stance_codes": anything})
 MEMBERS = tuple(SPECS)  # the order they are written and imported in: a record names only what came before it
 
 
@@ -289,6 +289,7 @@ READS = (1, VERSION)  # the versions ArchiveReader reads
 def _from_version_1(name: str, value: dict) -> dict:
     """A checked version-1 record of member `name` as version 2 writes it."""
     if name == "campaign.jsonl":
+        value["stance_codes"] = {}  # runs imported before stance codes hold the scheme's own values
         details_only_if_relevant = value.pop(_VERSION_1_SETTING)
         if type(value["scheme"]) is not dict:
             raise _Wrong("expected a version-1 label scheme (an object)", ("scheme",))

@@ -48,7 +48,7 @@ from .reading import (
     open_input,
 )
 
-Format = Literal["auto", "argsme", "jsonl", "passages"]
+Format = Literal["auto", "argsme", "jsonl", "passages", "argsme-sentences"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,18 +74,25 @@ def read_documents(
 ) -> Iterator[DocumentRecord]:
     """Yield documents in file order; raise `FormatError` (with the line) at the first bad record.
 
-    ``auto`` picks ``argsme`` when the file starts with ``{"arguments"``; otherwise the file is JSONL,
-    read as ``passages`` when its first record has ``contents`` and as ``jsonl`` otherwise.
-    A file without any document is an error: importing it can only be a mistake.
+    ``auto`` picks ``argsme`` when the file starts with ``{"arguments"`` and ``argsme-sentences`` (Touché 2022
+    Task 1's args_processed.csv, one document per sentence: `formats.argsme_sentences`) when it starts with that
+    file's CSV header; otherwise the file is JSONL, read as ``passages`` when its first record has ``contents``
+    and as ``jsonl`` otherwise. A file without any document is an error: importing it can only be a mistake.
     """
-    if fmt not in ("auto", "argsme", "jsonl", "passages"):
-        raise ValueError(f"fmt must be auto, argsme, jsonl or passages, not {fmt!r}")
+    from .argsme_sentences import looks_like_argsme_sentences, read_argsme_sentences  # it imports DocumentRecord
+
+    if fmt not in ("auto", "argsme", "jsonl", "passages", "argsme-sentences"):
+        raise ValueError(f"fmt must be auto, argsme, jsonl, passages or argsme-sentences, not {fmt!r}")
     source = os.fspath(path)
     if fmt == "auto":
         with open_input(source, source=source, max_decompressed=max_decompressed) as stream:
             head = stream.read(_SNIFF_BYTES).removeprefix(b"\xef\xbb\xbf")
         if _ARGSME_HEAD.match(head):
             fmt = "argsme"
+        elif looks_like_argsme_sentences(head):
+            fmt = "argsme-sentences"
+    if fmt == "argsme-sentences":
+        return read_argsme_sentences(source, max_decompressed=max_decompressed)
     return _documents(source, fmt, max_decompressed)
 
 

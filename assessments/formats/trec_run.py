@@ -2,7 +2,11 @@
 
 A line is ``qid Q0 doc rank score tag``. Touché 2022 Task 2 puts the stance of the passage in place of
 ``Q0`` (``FIRST``/``SECOND``/``NEUTRAL``/``NO``), with ``Q0`` meaning "stance not classified"; the
-other tasks use ``PRO``/``CON`` and ``SUPPORT``/``REFUTE``. Real submissions also bring, and we accept:
+other tasks use ``PRO``/``CON`` and ``SUPPORT``/``REFUTE``. Some tasks' runs write codes of their own there (Touché
+2023 Task 2: ``SUP``/``REF``/``NEU``/``NO``): given ``stance_codes`` (code → stance value), a line's code is read as
+its value, and the tally counts the lines of each code as written (`stance_codes_read`).
+
+Real submissions also bring, and we accept:
 tabs or runs of spaces between fields, ranks starting at 0, negative scores, blank lines, ``0`` for
 ``Q0``, and tags with spaces (``"Colbert fine tune on touche data"``): only the first five fields are
 well defined, so the tag is the rest of the line, without the quotes around it.
@@ -18,7 +22,8 @@ for whoever joins it to the topic's earlier blocks to check their documents agai
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Iterator
+from collections import Counter
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -58,9 +63,16 @@ def read_run(
     source: str,
     known_topics: Collection[str] | None = None,
     stances: Collection[str] = STANCES,
+    stance_codes: Mapping[str, str] | None = None,
 ) -> RunReader:
     """Return a reader to iterate once; see `RunReader` for what it yields and reports."""
-    return RunReader(lines, source=source, known_topics=known_topics, stances=stances)
+    return RunReader(lines, source=source, known_topics=known_topics, stances=stances, stance_codes=stance_codes)
+
+
+def stance_table(stances: Collection[str], stance_codes: Mapping[str, str] | None) -> dict[str, str]:
+    """What each word a run may write in column 2 for a stance is read as: the stances themselves, and each code as
+    its value (a code spelled like a stance stands for the value it is given)."""
+    return {**{stance: stance for stance in stances}, **(stance_codes or {})}
 
 
 class RunTally:
@@ -78,6 +90,8 @@ class RunTally:
         self.topics: dict[str, int] = {}  # result lines per topic, all tags together
         self.tags: set[str] = set()
         self.has_stance = False
+        # Lines per stance code as the run wrote it (SUP, NEUTRAL, …), Q0 not counted: what the import says it read.
+        self.stance_codes_read: dict[str, int] = {}
         self._tied_scores = 0
         self._topics_with_ties: set[str] = set()
 
@@ -102,6 +116,12 @@ class RunTally:
         if ties:
             self._tied_scores += ties
             self._topics_with_ties.add(topic)
+
+    def count_stances(self, counts: Iterable[tuple[str, int]]) -> None:
+        """Count lines per stance code as written (no-stance codes are left out by the caller)."""
+        read = self.stance_codes_read
+        for code, n in counts:
+            read[code] = read.get(code, 0) + n
 
     def finish(self, *, has_stance: bool) -> None:
         """Call once every block is counted: the whole-run checks and warnings."""
@@ -141,10 +161,18 @@ class RunReader(RunTally):
         source: str,
         known_topics: Collection[str] | None = None,
         stances: Collection[str] = STANCES,
+        stance_codes: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(source=source, known_topics=known_topics)
         self._lines = lines
-        self._stances = frozenset(stances)
+        table = stance_table(stances, stance_codes)
+        self._stances = frozenset(table)
+        # A block's codes are read as their values when it closes, a lookup per line in C; None when every code is its
+        # own value (no codes, or none that differs).
+        self._read_as: dict[str | None, str | None] | None = None
+        if any(code != value for code, value in table.items()):
+            self._read_as = {None: None}
+            self._read_as.update(table)
         self._started = False
 
     def __iter__(self) -> Iterator[RunRow]:
@@ -244,6 +272,10 @@ class RunReader(RunTally):
         self.finish(has_stance=has_stance)
 
     def _close_block(self, block: RunBlock, neighbour_ties: int) -> None:
+        if any(block.stances):
+            self.count_stances((code, n) for code, n in Counter(block.stances).items() if code is not None)
+            if self._read_as is not None:
+                block.stances = list(map(self._read_as.__getitem__, block.stances))
         ranks, scores, count = block.ranks, block.scores, len(block.ranks)
         sorted_by_rank = ranks == sorted(ranks)
         if not sorted_by_rank:

@@ -17,7 +17,7 @@ Python compares them in.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -29,7 +29,7 @@ import pyarrow.csv as pcsv
 from ..metrics.evaluation import single_precision_order
 from .errors import FormatError
 from .reading import MAX_LINE_BYTES
-from .trec_run import RunTally
+from .trec_run import RunTally, stance_table
 
 # Arrow's default allocator (mimalloc) keeps what it freed for reuse: some 30 MB more resident memory for the life of
 # a worker than the system allocator, for no measurable speed here. Nothing else in the project uses Arrow.
@@ -84,10 +84,17 @@ class ColumnRunReader(RunTally):
         stances: Collection[str],
         max_doc_id_length: int,
         read: Callable[[], None] = lambda: None,  # called after each chunk is read from the stream
+        stance_codes: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(source=source, known_topics=known_topics)
         self._stream = stream
-        self._column2 = pa.array(["Q0", "0", *stances])
+        table = stance_table(stances, stance_codes)
+        self._column2 = pa.array(["Q0", "0", *table])
+        # Codes read as their values (the line reader's stance_table), taken by index; None when each is its own.
+        self._read_as = (
+            (pa.array(list(table), pa.string()), pa.array(list(table.values()), pa.string()))
+            if any(code != value for code, value in table.items()) else None
+        )
         self._known = None if known_topics is None else pa.array(sorted(known_topics), pa.string())
         self._max_doc_id_length = max_doc_id_length
         self._read = read
@@ -170,6 +177,12 @@ class ColumnRunReader(RunTally):
         is_stance = pc.invert(pc.is_in(stance, _NO_STANCE)).to_numpy(zero_copy_only=False)
         has_stance = np.add.reduceat(is_stance, starts) > 0 if n else np.zeros(0, bool)
         self._has_stance = self._has_stance or bool(has_stance.any())
+        if has_stance.any():
+            codes_read = pc.value_counts(pc.filter(column2, pc.invert(pc.is_in(column2, _NO_STANCE)))).to_pylist()
+            self.count_stances((c["values"], c["counts"]) for c in codes_read)
+            if self._read_as is not None:
+                codes, values = self._read_as
+                stance = values.take(pc.index_in(stance, value_set=codes))  # Q0 and 0: null, not taken below
         offsets = pa.array(np.append(starts, n).astype(np.int32))
         position = np.empty(n, np.int64)
         position[by_score] = np.arange(n)

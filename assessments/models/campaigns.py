@@ -33,6 +33,9 @@ class Campaign(models.Model):
     # A pass mark in kappa units (metrics.agreement.flag_raters), so within kappa's own range.
     agreement_threshold = models.FloatField(default=0.4, validators=[MinValueValidator(-1.0), MaxValueValidator(1.0)])
     overlap_share = models.FloatField(default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    # The codes runs write in their stance column for values of the scheme's stance dimension, code → value
+    # ({"NEU": "NEUTRAL"}): run imports store the value (services.imports.runs). The values themselves are read too.
+    stance_codes = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # Set: archived. A campaign with judgments cannot be deleted (its record stays whole); archiving puts it away
     # instead: assessors no longer see it and no label can be given, organisers still see everything.

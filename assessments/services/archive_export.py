@@ -234,7 +234,7 @@ def _members(campaign: Campaign) -> dict[str, Iterable[dict]]:
 def _campaign(campaign: Campaign) -> dict:
     fields = (
         "slug", "name", "preset", "scheme", "guidelines", "phase", "training_round", "propagate_to_duplicates",
-        "seconds_per_judgment", "agreement_threshold", "overlap_share", "created_at", "archived_at",
+        "seconds_per_judgment", "agreement_threshold", "overlap_share", "stance_codes", "created_at", "archived_at",
     )
     collection = campaign.collection
     return {**{name: getattr(campaign, name) for name in fields}, "collection": {"slug": collection.slug, "name": collection.name}}

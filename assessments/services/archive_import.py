@@ -61,6 +61,7 @@ from assessments.models import (
     Topic,
 )
 from assessments.services import audit, bulk
+from assessments.services.campaigns import CampaignError, check_stance_codes
 from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.jobs import NoProgress, Progress
 
@@ -270,8 +271,13 @@ class _Restore:
             scheme = LabelScheme.from_json(c["scheme"])
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise self.wrong(line, f"scheme: not a label scheme ({exc})") from None
+        try:
+            codes = check_stance_codes(scheme, c["stance_codes"])
+        except CampaignError as exc:
+            raise self.wrong(line, str(exc)) from None
         collection, _ = Collection.objects.get_or_create(slug=c["collection"]["slug"], defaults={"name": c["collection"]["name"]})
         fields = {key: value for key, value in c.items() if key not in ("slug", "scheme", "collection")}
+        fields["stance_codes"] = json.dumps(codes)
         (pk,) = self.new_ids(Campaign, 1)
         columns = ("id", "slug", "scheme", "collection_id", *fields)
         self.store(_Batch(Campaign, columns, [(pk, slug, json.dumps(scheme.to_json()), collection.pk, *fields.values())], [line]))

@@ -26,7 +26,7 @@ from typing import IO, Any, BinaryIO, cast
 
 from django.db import connection
 
-from assessments.models import Campaign, Document, PoolEntry, PoolSource, Ranking
+from assessments.models import Campaign, Document, Judgment, PoolEntry, PoolSource, Ranking
 
 _COPY_NULL = "\\N"
 _SQLITE_BATCH = 500  # rows or ids per statement on SQLite: below its limit on bound parameters
@@ -34,10 +34,14 @@ _SQLITE_BATCH = 500  # rows or ids per statement on SQLite: below its limit on b
 # import, is added by the temporary table.
 DOCUMENT_COLUMNS = ("doc_id", "title", "body", "is_html", "url", "metadata", "text_hash")
 _DOCUMENT_UPDATED = ("title", "body", "is_html", "url", "metadata", "has_text", "text_hash")
+# What an assessor judged: a document that has judgments keeps these as they are (JudgedTextChanged).
+_DOCUMENT_TEXT = ("title", "body", "is_html")
+_JUDGED_SHOWN = 5  # judged documents named in a refusal
 
 _RankingRow = Any  # services.imports.runs' ranking: a NamedTuple with Ranking's fields but `run`
 
 _DOCUMENT = Document._meta.db_table
+_JUDGMENT = Judgment._meta.db_table
 _POOLENTRY = PoolEntry._meta.db_table
 _POOLSOURCE = PoolSource._meta.db_table
 
@@ -422,10 +426,27 @@ def set_duplicate_of(changes: list[tuple[int, int | None]]) -> None:
 # Documents
 
 
+class JudgedTextChanged(Exception):
+    """An import would change the text of documents that have judgments (`doc_ids`: the first few, by id)."""
+
+    def __init__(self, doc_ids: Sequence[str], *, more: bool) -> None:
+        self.doc_ids, self.more = list(doc_ids), more
+        named = ", ".join(self.doc_ids) + (" and more" if more else "")
+        several = len(self.doc_ids) > 1 or more
+        super().__init__(
+            f"document{'s' if several else ''} {named} ha{'ve' if several else 's'} judgments, and this import would change "
+            f"{'their' if several else 'its'} text: the labels were given to the text as it is, so a judged document's text "
+            "is not changed (import the new text under another id, or leave it out); nothing was stored"
+        )
+
+
 def upsert_documents(spool: BinaryIO, *, collection_id: int, repeats: bool) -> tuple[int, int]:
     """Insert the spooled documents (COPY text in DOCUMENT_COLUMNS' order) into the collection, or update those it
     has whose text differs (stubs included); return (created, updated). `repeats` says an id may occur more than
     once in the spool (re-rank files list a document once per query): then only its first line counts.
+
+    Raises JudgedTextChanged, storing nothing, when a document that has judgments (in any campaign over the
+    collection) would get another title, body or HTML flag; a stub's first text, its URL or metadata may change.
 
     Call inside the storing transaction, with the spool positioned at its end.
     """
@@ -460,6 +481,16 @@ def _copy_documents(spool: BinaryIO, *, collection_id: int, repeats: bool) -> tu
             # whenever the earlier one changed nothing, as in a second import of the same file.)
             cursor.execute("SET LOCAL work_mem = '256MB'")
             cursor.execute(f"DELETE FROM {_DOCUMENT_ROWS} a USING {_DOCUMENT_ROWS} b WHERE a.doc_id = b.doc_id AND a.seq > b.seq")
+        differs = " OR ".join(f"d.{c} IS DISTINCT FROM t.{c}" for c in _DOCUMENT_TEXT)
+        cursor.execute(
+            f"""SELECT d.doc_id FROM {table} d JOIN {_DOCUMENT_ROWS} t ON t.doc_id = d.doc_id
+                WHERE d.collection_id = %s AND d.has_text AND ({differs})
+                  AND EXISTS (SELECT 1 FROM {_JUDGMENT} j WHERE j.document_id = d.id)
+                ORDER BY d.doc_id LIMIT {_JUDGED_SHOWN + 1}""",
+            [collection_id],
+        )
+        if judged := [row[0] for row in cursor.fetchall()]:
+            raise JudgedTextChanged(judged[:_JUDGED_SHOWN], more=len(judged) > _JUDGED_SHOWN)
         changed = " OR ".join(f"d.{c} IS DISTINCT FROM EXCLUDED.{c}" for c in _DOCUMENT_UPDATED)
         cursor.execute(
             f"""WITH stored AS (
@@ -498,6 +529,15 @@ def _bulk_create_documents(spool: BinaryIO, *, collection_id: int) -> tuple[int,
             doc for doc_id, doc in documents.items()
             if doc_id not in known or any(getattr(doc, f) != getattr(known[doc_id], f) for f in _DOCUMENT_UPDATED)
         ]
+        rewritten = [
+            known[doc.doc_id].pk for doc in changed
+            if doc.doc_id in known and known[doc.doc_id].has_text
+            and any(getattr(doc, f) != getattr(known[doc.doc_id], f) for f in _DOCUMENT_TEXT)
+        ]
+        if rewritten:
+            judged = sorted(set(Judgment.objects.filter(document_id__in=rewritten).values_list("document__doc_id", flat=True)))
+            if judged:
+                raise JudgedTextChanged(judged[:_JUDGED_SHOWN], more=len(judged) > _JUDGED_SHOWN)
         Document.objects.bulk_create(changed, update_conflicts=True, unique_fields=["collection", "doc_id"], update_fields=_DOCUMENT_UPDATED)
         created += len(documents) - len(known)
         updated += len(changed) - (len(documents) - len(known))

@@ -8,13 +8,66 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from assessments.labels import PRESETS, LabelScheme, SchemeError
+from assessments.labels import PRESET_STANCE_CODES, PRESETS, LabelScheme, SchemeError
+from assessments.metrics.evaluation import stance_dimension
 from assessments.models import Campaign, Collection, Membership, Phase
 from assessments.services import audit
 
 
 class CampaignError(ValueError):
     """A campaign operation that cannot be done as asked (the message says why)."""
+
+
+# A stance code is one word of a run file's column 2 (runs are split on whitespace); Q0 and 0 say "no stance".
+_MAX_CODE_LENGTH = 32
+_NO_STANCE_CODES = ("Q0", "0")
+
+
+def parse_stance_codes(text: str) -> dict[str, str]:
+    """`SUP=SUPPORT,REF=REFUTE` (commas or whitespace between pairs) as {"SUP": "SUPPORT", "REF": "REFUTE"}; an empty
+    text is no codes. CampaignError names a pair that is not CODE=VALUE or a code given twice. Whether the values are
+    the scheme's is checked by `check_stance_codes`."""
+    codes: dict[str, str] = {}
+    for pair in text.replace(",", " ").split():
+        code, equals, value = pair.partition("=")
+        code, value = code.strip(), value.strip()
+        if not equals or not code or not value:
+            raise CampaignError(f"stance codes: {pair!r} is not CODE=VALUE (e.g. SUP=SUPPORT)")
+        if code in codes:
+            raise CampaignError(f"stance codes: {code} is given twice")
+        codes[code] = value
+    return codes
+
+
+def format_stance_codes(codes: Mapping[str, str], scheme: LabelScheme | None = None) -> str:
+    """The codes as `parse_stance_codes` reads them, `SUP=SUPPORT, REF=REFUTE`: in the order of the scheme's stance
+    values when it is given (a campaign's codes come back from PostgreSQL's jsonb in an order of its own)."""
+    stance = stance_dimension(scheme) if scheme is not None else None
+    order = {str(v): i for i, v in enumerate(scheme.values(stance.name))} if scheme is not None and stance is not None else {}
+    ordered = sorted(codes.items(), key=lambda item: (order.get(item[1], len(order)), item[0])) if order else codes.items()
+    return ", ".join(f"{code}={value}" for code, value in ordered)
+
+
+def check_stance_codes(scheme: LabelScheme, codes: object) -> dict[str, str]:
+    """The codes, checked against the scheme: an object of codes (one word each, not Q0 or 0, which mean no stance)
+    to values of the scheme's stance dimension (the one a run's stance column holds). CampaignError says what is
+    wrong."""
+    if not isinstance(codes, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in codes.items()):
+        raise CampaignError('stance codes: an object of codes to stance values, e.g. {"SUP": "SUPPORT"}')
+    if not codes:
+        return {}
+    stance = stance_dimension(scheme)
+    if stance is None:
+        raise CampaignError("stance codes: this campaign's label scheme has no category dimension for a run's stance column")
+    allowed = [str(v) for v in scheme.values(stance.name)]
+    for code, value in codes.items():
+        if not code or len(code.split()) != 1 or code != code.strip() or len(code) > _MAX_CODE_LENGTH or not code.isprintable():
+            raise CampaignError(f"stance codes: {code!r} is not one word of at most {_MAX_CODE_LENGTH} characters")
+        if code in _NO_STANCE_CODES:
+            raise CampaignError(f"stance codes: {code} means no stance in a run file and cannot stand for one")
+        if value not in allowed:
+            raise CampaignError(f"stance codes: {code}={value}: {value} is not one of {stance.name}'s values ({', '.join(allowed)})")
+    return dict(codes)
 
 
 @transaction.atomic
@@ -26,6 +79,7 @@ def create_campaign(
     collection: str | None = None,
     scheme: LabelScheme | None = None,
     guidelines: str = "",
+    stance_codes: Mapping[str, str] | None = None,
     organisers: Sequence[User] = (),
     created_by: User | None = None,
 ) -> Campaign:
@@ -34,8 +88,10 @@ def create_campaign(
 
     A preset names its scheme, so a preset given with a scheme is refused rather than stored under a name that
     would not describe it. The collection is shared by slug, so several campaigns over the same corpus load it
-    once. Organisers reach only their campaigns, so a campaign created from a page or the API lists its creator
-    among them.
+    once; an existing one is attached only when its creator and each organiser may use it (collection_refusal),
+    since they will read its documents and may import into it. Organisers reach only their campaigns, so a campaign
+    created from a page or the API lists its creator among them. `stance_codes` maps the codes its runs write in
+    their stance column to stance values (None: the preset's, PRESET_STANCE_CODES, if it has any).
     """
     if Campaign.objects.filter(slug=slug).exists():
         raise CampaignError(f"a campaign {slug!r} exists already")
@@ -54,17 +110,46 @@ def create_campaign(
         scheme.check()
     except SchemeError as exc:
         raise CampaignError(f"label scheme: {exc}") from exc
-    coll, _ = Collection.objects.get_or_create(slug=collection or slug, defaults={"name": collection or name})
+    codes = check_stance_codes(scheme, dict(PRESET_STANCE_CODES.get(preset or "", {}) if stance_codes is None else stance_codes))
+    coll_slug = collection or slug
+    existing = Collection.objects.select_for_update().filter(slug=coll_slug).first()
+    if existing is not None:
+        # Whoever runs the new campaign reaches its collection's documents (and may import into it).
+        for user in dict.fromkeys(u for u in (created_by, *organisers) if u is not None):
+            if refusal := collection_refusal(user, existing):
+                named = "" if collection else " (a new campaign's collection is named like the campaign unless one is given)"
+                raise CampaignError(f"{refusal}{named}; give another collection name to make a new collection")
+    coll = existing or Collection.objects.create(slug=coll_slug, name=collection or name)
     campaign = Campaign.objects.create(
-        slug=slug, name=name, preset=preset, scheme=scheme.to_json(), guidelines=guidelines, collection=coll
+        slug=slug, name=name, preset=preset, scheme=scheme.to_json(), guidelines=guidelines, collection=coll,
+        stance_codes=codes,
     )
     audit.record(
         campaign=campaign, action=audit.Action.CAMPAIGN_CREATED, by=created_by, subject=slug,
-        after={"name": name, "preset": preset, "collection": coll.slug},
+        after={"name": name, "preset": preset, "collection": coll.slug, **({"stance_codes": codes} if codes else {})},
     )
     for user in dict.fromkeys(organisers):
         add_member(campaign=campaign, user=user, by=created_by)
     return campaign
+
+
+def collection_refusal(user: User, collection: Collection) -> str | None:
+    """Why `user` may not attach `collection` to a campaign or write documents into it, or None when they may.
+
+    A collection belongs to the campaigns that use it: its documents are what their assessors judge. An admin may
+    use any; anyone else only one whose every campaign they run (a collection no campaign uses is anyone's). The
+    campaigns they do not run are counted, not named: they may not know of them.
+    """
+    if user.is_campaign_admin:
+        return None
+    others = Campaign.objects.filter(collection=collection).exclude(memberships__user=user).count()
+    if not others:
+        return None
+    return (
+        f"collection {collection.slug!r} is used by {others} campaign{'s' if others != 1 else ''} that {user.username} does "
+        "not run: only an admin, or someone who runs every campaign that uses it, may attach it to a campaign or change "
+        "its documents"
+    )
 
 
 def add_member(*, campaign: Campaign, user: User, role: str = Membership.Role.ORGANISER, by: User | None) -> Membership:
@@ -108,7 +193,7 @@ def remove_member(*, campaign: Campaign, user: User, by: User | None) -> None:
 # scheme (judgments were checked against them), the collection (documents belong to it) or the phase (advance_phase).
 SETTINGS = (
     "name", "guidelines", "seconds_per_judgment", "agreement_threshold", "overlap_share",
-    "propagate_to_duplicates",
+    "propagate_to_duplicates", "stance_codes",
 )
 
 
@@ -124,6 +209,9 @@ def update_settings(*, campaign: Campaign, changes: Mapping[str, Any], by: User 
     unknown = sorted(set(changes) - set(SETTINGS))
     if unknown:
         raise CampaignError(f"{', '.join(unknown)} cannot be changed here; settings are {', '.join(SETTINGS)}")
+    if "stance_codes" in changes:
+        # They apply to runs imported from now on: runs imported before keep the values they were stored with.
+        changes = {**changes, "stance_codes": check_stance_codes(campaign.label_scheme, changes["stance_codes"])}
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
     before = {name: getattr(campaign, name) for name in SETTINGS if name in changes and getattr(campaign, name) != changes[name]}
     if not before:

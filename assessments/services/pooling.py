@@ -48,6 +48,7 @@ from assessments.selectors.pools import missing_listed, missing_per_topic
 from assessments.services import audit, bulk, job_queue, jobs, rankings
 from assessments.services.duplicates import group_duplicates
 from assessments.services.jobs import NoProgress, Progress
+from assessments.services.pairs import resolve_pairs
 
 Strategy = Literal["depth", "rbp", "maxmean", "mtf"]
 PoolOrder = Order | Literal["both"]
@@ -214,6 +215,8 @@ def build_pool(*, campaign: Campaign, spec: PoolSpec, by: User | None = None, pr
         with collector_paused():
             counts, stubs, warnings = _plan_and_store(campaign, spec=spec, runs=runs, topics=topics, by=by, progress=progress)
             jobs.committed(progress)  # grouping only adds to what is stored: a cancel can no longer undo the build
+            # Pooled pairs of sentences (Touché 2022 Task 1) get their text before grouping, so equal pairs are twins.
+            warnings.extend(resolve_pairs(collection_id=campaign.collection_id).warnings)
             grouped = group_duplicates(campaign=campaign, progress=_Offset(progress, len(topics), 2 * len(topics)))
     missing_by_topic = missing_per_topic(campaign=campaign)
     counts = [TopicCount(**{**asdict(c), "missing": missing_by_topic.get(c.number, 0)}) for c in counts]

@@ -53,9 +53,29 @@ class CampaignForm(forms.Form):
             raise forms.ValidationError(str(exc)) from exc
 
 
+class StanceCodesField(forms.CharField):
+    """A campaign's stance codes as the command line writes them, `SUP=SUPPORT, REF=REFUTE` (empty: none); whether
+    the values are the scheme's, services.campaigns.update_settings checks."""
+
+    def prepare_value(self, value: object) -> object:
+        return campaigns.format_stance_codes(value) if isinstance(value, dict) else value
+
+    def to_python(self, value: object) -> dict[str, str]:  # type: ignore[override]  # a mapping, not the text typed
+        try:
+            return campaigns.parse_stance_codes(str(super().to_python(value)))
+        except campaigns.CampaignError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+
 class SettingsForm(forms.ModelForm):
     """The settings an organiser changes after creation; ranges come from the model's validators. Bound without an
     instance, so an invalid submission leaves the campaign on the page as stored."""
+
+    stance_codes = StanceCodesField(
+        required=False, label="Stance codes in runs",
+        help_text="the codes runs write in their stance column and the stance values they stand for, e.g. "
+        "SUP=SUPPORT, REF=REFUTE, NEU=NEUTRAL, NO=NO; applied to runs imported from now on",
+    )
 
     class Meta:
         model = Campaign
@@ -109,7 +129,9 @@ def _detail(request: AuthenticatedHttpRequest, campaign: Campaign, settings_form
 @login_required
 def campaign_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
-    return _detail(request, campaign, SettingsForm(initial=model_to_dict(campaign, fields=campaigns.SETTINGS)))
+    initial = model_to_dict(campaign, fields=campaigns.SETTINGS)
+    initial["stance_codes"] = campaigns.format_stance_codes(campaign.stance_codes, campaign.label_scheme)
+    return _detail(request, campaign, SettingsForm(initial=initial))
 
 
 @require_POST

@@ -235,7 +235,7 @@ class ExportForm(forms.Form):
 class ImportForm(forms.Form):
     file = forms.FileField(help_text=f"topic 0 doc label, or the five-column topic doc {' '.join(MERGED_COLUMNS)} 0; plain or gzip")
     kind = forms.ChoiceField()
-    assessor = forms.CharField(max_length=150, help_text="the labels are kept as this user's judgments (created if missing)")
+    assessor = forms.CharField(max_length=150, help_text="the import source the labels are kept under, e.g. touche2020 (made if missing; never a person's account)")
     phase = forms.ChoiceField(choices=PHASE_CHOICES[:2], initial="main")
 
     def __init__(self, *args, campaign: Campaign, **kwargs):

@@ -227,29 +227,29 @@ def test_the_bulk_path_writes_the_rows_record_judgment_writes(tmp_path, campaign
     assert len(bulk[1]) == 7
 
 
-def test_merging_into_an_assessors_own_judgment_keeps_its_other_labels_and_history(tmp_path, campaign, pool, alice):
+def test_an_import_in_an_assessors_name_is_refused_and_leaves_her_judgment_as_it_was(tmp_path, campaign, pool, alice):
     topic, document = pool[0].topic, pool[0].document
     record_judgment(topic=topic, document=document, assessor=alice, phase="training",
                     labels=Labels({"relevance": 1, "quality": 2, "stance": "FIRST"}, note="careful"))
     path = tmp_path / "alice.qrels"
     path.write_text(f"{topic.number} 0 {document.doc_id} 2\n")
-    summary = import_qrels(campaign=campaign, path=path, kind="relevance", assessor="alice", phase="training")
-    assert (summary.counts["created"], summary.counts["updated"]) == (0, 1)
+    with pytest.raises(ImportProblem, match="assessor name 'alice' is a person's account \\(assessor\\)"):
+        import_qrels(campaign=campaign, path=path, kind="relevance", assessor="alice", phase="training")
     judgment = Judgment.objects.get(assessor=alice)
     assert (judgment.labels, judgment.note, judgment.revision, judgment.source) == (
-        {"relevance": 2, "quality": 2, "stance": "FIRST"}, "careful", 2, "import"
+        {"relevance": 1, "quality": 2, "stance": "FIRST"}, "careful", 1, "web"
     )
-    assert list(judgment.events.values_list("revision", "labels__relevance", "source")) == [(1, 1, "web"), (2, 2, "import")]
+    assert list(judgment.events.values_list("revision", "labels__relevance", "source")) == [(1, 1, "web")]
 
 
-def test_the_imported_assessor_is_an_assessor_who_cannot_log_in(tmp_path, campaign):
+def test_the_imported_assessor_is_a_source_that_cannot_log_in(tmp_path, campaign):
     TopicFactory(campaign=campaign, number="1")
     DocumentFactory(collection=campaign.collection, doc_id="has-text")
     path = tmp_path / "q.qrels"
     path.write_text("1 0 has-text 1\n1 0 never-loaded 0\n")
     summary = import_qrels(campaign=campaign, path=path, kind="relevance", assessor="touche2020")
     user = User.objects.get(username="touche2020")
-    assert user.role == Role.ASSESSOR and not user.has_usable_password()
+    assert user.role == Role.SOURCE and user.is_source and not user.is_active and not user.has_usable_password()
     assert summary.counts["stubs"] == 1
     assert Document.objects.get(doc_id="has-text").has_text
     assert not Document.objects.get(doc_id="never-loaded").has_text

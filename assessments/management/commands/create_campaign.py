@@ -6,9 +6,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from accounts.models import User
-from assessments.labels import PRESETS, LabelScheme, SchemeError
+from assessments.labels import PRESET_STANCE_CODES, PRESETS, LabelScheme, SchemeError
 from assessments.management.progress import fail
-from assessments.services.campaigns import CampaignError, create_campaign
+from assessments.services.campaigns import CampaignError, create_campaign, format_stance_codes, parse_stance_codes
 
 
 class Command(BaseCommand):
@@ -33,13 +33,19 @@ class Command(BaseCommand):
             help="the document collection, shared by campaigns over the same corpus (default: a new one named like the campaign)",
         )
         parser.add_argument("--guidelines", type=Path, metavar="FILE", help="a text file with the assessors' guidelines")
+        defaults = "; ".join(f"{name}: {format_stance_codes(codes, PRESETS[name][1])}" for name, codes in PRESET_STANCE_CODES.items())
+        parser.add_argument(
+            "--stance-codes", metavar="CODE=VALUE,…",
+            help="the codes runs write in their stance column and the stance values they stand for, e.g. "
+            f"SUP=SUPPORT,REF=REFUTE,NEU=NEUTRAL,NO=NO (an empty string: none). Default: the preset's ({defaults}), else none",
+        )
         parser.add_argument(
             "--organisers", default="", metavar="NAMES",
             help="comma-separated user names of the organisers who run it (organisers reach only their campaigns; "
             "admins reach all)",
         )
 
-    def handle(self, *args, slug, name, preset, scheme, collection, guidelines, organisers, **options):
+    def handle(self, *args, slug, name, preset, scheme, collection, guidelines, organisers, stance_codes, **options):
         if preset is None and scheme is None:
             fail(self, "give --preset NAME or --scheme FILE")
         if scheme is not None and preset not in (None, "custom"):
@@ -56,9 +62,10 @@ class Command(BaseCommand):
             except (OSError, UnicodeDecodeError) as exc:
                 fail(self, f"{guidelines}: {exc}")
         try:
+            codes = None if stance_codes is None else parse_stance_codes(stance_codes)
             campaign = create_campaign(
                 slug=slug, name=name, preset=preset, collection=collection, scheme=label_scheme, guidelines=text,
-                organisers=[people[n] for n in names],
+                stance_codes=codes, organisers=[people[n] for n in names],
             )
         except CampaignError as exc:
             fail(self, exc)
@@ -66,6 +73,8 @@ class Command(BaseCommand):
         self.stdout.write(
             f"created campaign {campaign.slug} ({campaign.preset}) with collection {campaign.collection.slug}{run_by}"
         )
+        if campaign.stance_codes:
+            self.stdout.write(f"stance codes in runs: {format_stance_codes(campaign.stance_codes, campaign.label_scheme)}")
 
 
 # A scheme is a page of JSON: a file far larger is not one, and is not read into memory whole.

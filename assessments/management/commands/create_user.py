@@ -7,7 +7,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from accounts.models import Role, User
+from accounts.models import HUMAN_ROLES, Role, User
+from accounts.usernames import lookalike_of, username_problem
 
 
 class Command(BaseCommand):
@@ -19,7 +20,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("username")
-        parser.add_argument("--role", choices=Role.values, required=True)
+        parser.add_argument("--role", choices=HUMAN_ROLES, required=True)
         parser.add_argument("--password", help="the password (default: generate one and print it)")
         parser.add_argument("--new-password", action="store_true", help="existing user: generate a new password")
         parser.add_argument("--email", default="")
@@ -28,6 +29,16 @@ class Command(BaseCommand):
     def handle(self, *args, username: str, role: str, password: str | None, new_password: bool, email: str, **options):
         existing = User.objects.select_for_update().filter(username=username).first()
         created = existing is None
+        if existing is None:
+            if problem := username_problem(username):
+                raise CommandError(problem)
+            if other := lookalike_of(username):
+                raise CommandError(f"a user {other!r} exists already: names that differ only in letter case are refused")
+        elif existing.role == Role.SOURCE:
+            raise CommandError(
+                f"{username} is an import source (the name imported qrels are kept under), not a person's account: "
+                "choose another name"
+            )
         user = User(username=username, email=email, role=role) if existing is None else existing
         generated = None
         if password is None and (created or new_password):

@@ -6,13 +6,15 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from assessments.management.progress import campaign_or_fail, fail
-from assessments.services import exports
+from assessments.services import aligned_exports, exports
 
 
 class Command(BaseCommand):
     help = (
         "Write the campaign's qrels (`topic 0 doc label`, sorted by topic then document) to --output or stdout and "
-        "keep the file as a numbered snapshot. Several labels for one document are combined by --rule."
+        "keep the file as a numbered snapshot. Several labels for one document are combined by --rule. With --aligned, "
+        "one file per dimension of the scheme in --output-dir, all with the same rows in the same order (as Touché "
+        "published its relevance, quality and coherence files)."
     )
 
     def add_arguments(self, parser) -> None:
@@ -22,6 +24,13 @@ class Command(BaseCommand):
             "the first required graded dimension)",
         )
         parser.add_argument("--output", type=Path, help="file to write (default: standard output)")
+        parser.add_argument(
+            "--aligned", action="store_true",
+            help="write <campaign>-<dimension>.qrels for every dimension of the scheme (or those --kind names, comma-separated) "
+            "into --output-dir, line-aligned: every document with a label of each, a dimension not asked written as its "
+            "'otherwise' or 0; a document still lacking a label is left out of all the files, with a warning",
+        )
+        parser.add_argument("--output-dir", type=Path, dest="output_dir", help="with --aligned: the folder to write the files to")
         parser.add_argument("--phase", choices=list(exports.PHASES), default="main", help="whose judgments (default main)")
         parser.add_argument(
             "--rule", default="majority",
@@ -31,6 +40,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, slug: str, kind: str | None, output: Path | None, phase: str, rule: str, **options):
         campaign = campaign_or_fail(self, slug)
+        if options["aligned"]:
+            self._aligned(campaign, kind=kind, output=output, output_dir=options["output_dir"], phase=phase, rule=rule)
+            return
+        if options["output_dir"] is not None:
+            fail(self, "--output-dir goes with --aligned; one file is written with --output")
         try:
             export = exports.export_qrels(campaign=campaign, kind=kind, phase=phase, rule=rule)
         except exports.ExportError as exc:
@@ -47,3 +61,21 @@ class Command(BaseCommand):
             f"qrels snapshot #{snapshot.number}: {snapshot.line_count} {snapshot.kind} lines ({phase} phase, rule {snapshot.rule}), "
             f"sha256 {snapshot.sha256}" + (f", written to {output}" if output else "")
         )
+
+    def _aligned(self, campaign, *, kind: str | None, output: Path | None, output_dir: Path | None, phase: str, rule: str) -> None:
+        if output is not None or output_dir is None:
+            fail(self, "--aligned writes one file per dimension: give --output-dir DIR (not --output)")
+        kinds = [name.strip() for name in (kind or "").split(",") if name.strip()]
+        try:
+            export = aligned_exports.export_aligned(campaign=campaign, output_dir=output_dir, kinds=kinds, phase=phase, rule=rule)
+        except exports.ExportError as exc:
+            fail(self, exc)
+        for warning in export.warnings:
+            self.stderr.write(f"warning: {warning}", style_func=self.style.WARNING)
+        for file in export.files:
+            snapshot = file.snapshot
+            self.stderr.write(
+                f"qrels snapshot #{snapshot.number}: {snapshot.line_count} {snapshot.kind} lines ({phase} phase, rule "
+                f"{snapshot.rule}), sha256 {snapshot.sha256}, written to {file.path}"
+            )
+        self.stdout.write(f"{len(export.files)} aligned files of {export.lines} lines each in {output_dir}")

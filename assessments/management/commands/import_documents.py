@@ -10,8 +10,9 @@ from assessments.services.imports.documents import DOCUMENT_FORMATS, import_docu
 
 class Command(BaseCommand):
     help = (
-        "Insert or update documents (by id) from args.me JSON, Touché passage JSONL or generic JSONL files, "
-        "gzip-compressed or not. Re-importing is idempotent. All files or nothing."
+        "Insert or update documents (by id) from args.me JSON, Touché passage JSONL, generic JSONL or the processed "
+        "args.me CSV of Touché 2022 Task 1 (args_processed.csv, one document per sentence), gzip-compressed or not. "
+        "Re-importing is idempotent. All files or nothing. Pooled pairs of sentences get the text of their sentences."
     )
 
     def add_arguments(self, parser) -> None:
@@ -19,7 +20,8 @@ class Command(BaseCommand):
         parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
         parser.add_argument(
             "--format", choices=DOCUMENT_FORMATS, default="auto",
-            help="auto (default) recognises args.me by its opening; passages and jsonl are one JSON object per line",
+            help="auto (default) recognises args.me and args_processed.csv (argsme-sentences) by their opening; passages "
+            "and jsonl are one JSON object per line",
         )
         parser.add_argument(
             "--only-pooled", action="store_true",

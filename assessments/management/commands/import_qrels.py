@@ -12,7 +12,8 @@ from assessments.services.imports.qrels import PHASES, import_qrels
 class Command(BaseCommand):
     help = (
         "Import FILE (`topic 0 doc label`, or the five-column `topic doc relevance quality 0`; plain or gzip) as --assessor's "
-        "judgments; the account is created if missing. All or nothing: a bad line stops the import with file:line."
+        "judgments: an import source, made if missing, that is no person and cannot sign in (a person's account is refused). "
+        "All or nothing: a bad line stops the import with file:line."
     )
 
     def add_arguments(self, parser) -> None:
@@ -22,7 +23,10 @@ class Command(BaseCommand):
             "--kind", help="the label dimension the file holds: a dimension of the campaign's scheme (default: its primary one, "
             "the first required graded dimension)",
         )
-        parser.add_argument("--assessor", required=True, help="user name the labels are kept under")
+        parser.add_argument(
+            "--assessor", required=True, metavar="SOURCE",
+            help="the import source the labels are kept under, e.g. touche2020 (never a person's account)",
+        )
         parser.add_argument("--phase", choices=PHASES, default="main")
 
     def handle(self, *args, slug: str, file: Path, kind: str | None, assessor: str, phase: str, **options):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from itertools import chain, count, islice
 from operator import attrgetter, gt
 from pathlib import Path
-from typing import BinaryIO, NamedTuple, Protocol
+from typing import BinaryIO, NamedTuple, Protocol, TypedDict
 
 from django.db import transaction
 from django.utils import timezone
@@ -20,7 +20,7 @@ from accounts.models import User
 from assessments.collector import collector_paused
 from assessments.formats.errors import FormatError
 from assessments.formats.reading import line_batches
-from assessments.formats.trec_run import RunBlock, read_run
+from assessments.formats.trec_run import RunBlock, RunTally, read_run
 from assessments.metrics.evaluation import Order, order_positions, single_precision_order, stance_dimension
 from assessments.models import Campaign, Document, PoolSource, Ranking, Run, Topic
 from assessments.models.fields import max_length
@@ -35,6 +35,13 @@ TEAM_LENGTH = max_length(Run, "team")
 _DOC_ID_LENGTH = max_length(Document, "doc_id")  # a pooled id becomes a Document
 _TAG_LENGTH = max_length(Run, "tag")
 _INT4 = 2**31  # Ranking.ranks holds 32-bit integers
+
+
+class StanceRead(TypedDict):
+    """The lines of one stance code a run import read, and the stance value they were stored as."""
+
+    value: str
+    lines: int
 
 
 @dataclass
@@ -74,12 +81,14 @@ def import_runs(
         raise ImportProblem(f"the team name is longer than {TEAM_LENGTH} characters")
     topic_ids = dict(Topic.objects.filter(campaign=campaign).values_list("number", "id"))
     require_topics(campaign, bool(topic_ids))
-    # The stance column holds labels of the scheme's stance dimension; without one, only Q0 (no stance) is read.
+    # The stance column holds labels of the scheme's stance dimension, or the campaign's codes for them (NEU for
+    # NEUTRAL), stored as the labels; without a stance dimension, only Q0 (no stance) is read.
     stance = stance_dimension(campaign.label_scheme)
     stances = tuple(str(v) for v in campaign.label_scheme.values(stance.name)) if stance else ()
+    stance_codes = {code: value for code, value in (campaign.stance_codes or {}).items() if value in stances}
     meter = FilesMeter(progress, files)
 
-    reading = _Reading(topic_ids=topic_ids, stances=stances, meter=meter)
+    reading = _Reading(topic_ids=topic_ids, stances=stances, stance_codes=stance_codes, meter=meter)
     with tempfile.TemporaryFile() as spool, _stage(spool) as stage, collector_paused():
         runs: dict[str, _ReadRun] = {}
         for file in files:
@@ -89,6 +98,7 @@ def import_runs(
                 run.team = team or run.team
                 runs[run.tag] = run
         checksums = audit.file_checksums((f.name, f.path) for f in files)
+        read_stances = reading.stances_read(stance_codes)
         with transaction.atomic():
             stored, replaced = _store_runs(campaign, list(runs.values()), stage=stage, topic_ids=topic_ids, uploaded_by=uploaded_by)
             sources = _repoint_pool_sources(replaced)
@@ -97,7 +107,7 @@ def import_runs(
                 campaign=campaign, action=audit.Action.RUNS_IMPORTED, by=uploaded_by, subject=files_label(files),
                 details={"files": checksums, "runs": [
                     {"tag": r.tag, "lines": r.lines, "topics": r.topics, "replaced": r.tag in replaced_tags} for r in runs.values()
-                ]},
+                ], **({"stances": read_stances} if read_stances else {})},
             )
 
     lines = sum(run.lines for run in runs.values())
@@ -109,6 +119,8 @@ def import_runs(
             " Build the pool again to add documents the new versions rank high."
         )
     text = f"{files_label(files)}: {len(runs)} run{'s' if len(runs) != 1 else ''} with {lines:,} lines stored ({len(runs) - len(replaced)} new, {len(replaced)} replaced)"
+    if read_stances:
+        text += "; stance column: " + ", ".join(_stance_read(code, **s) for code, s in read_stances.items())
     if warnings:
         text += f"; {len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
     return ImportSummary(
@@ -118,8 +130,16 @@ def import_runs(
             "runs": [{"tag": r.tag, "team": stored[r.tag].team, "lines": r.lines, "topics": r.topics, "file": r.file.name} for r in runs.values()],
             "lines": lines,
             "replaced": sorted(run.tag for run in replaced),
+            # Lines per stance code as the runs wrote it, with the value stored for it (Q0 lines not counted).
+            "stances": read_stances,
         },
     )
+
+
+def _stance_read(code: str, *, value: str, lines: int) -> str:
+    """`NEU→NEUTRAL 2 lines`, or `SUPPORT 1 line` for a value written as itself."""
+    read_as = code if code == value else f"{code}→{value}"
+    return f"{read_as} {lines:,} line{'s' if lines != 1 else ''}"
 
 
 def require_topics(campaign: Campaign, has_topics: bool) -> None:
@@ -166,8 +186,20 @@ class _Reading:
 
     topic_ids: Mapping[str, int]
     stances: Sequence[str]
+    stance_codes: Mapping[str, str]
     meter: FilesMeter
     keys: Iterator[int] = field(default_factory=count)
+    codes_read: dict[str, int] = field(default_factory=dict)  # lines per stance code, over the import's files
+
+    def stances_read(self, stance_codes: Mapping[str, str]) -> dict[str, StanceRead]:
+        """Each stance code the files wrote, with the value it was stored as and its lines: in the order of the
+        scheme's values, a value's codes before the value itself."""
+        order = {value: i for i, value in enumerate(self.stances)}
+
+        def place(code: str) -> tuple[int, bool, str]:
+            return order.get(stance_codes.get(code, code), len(order)), code not in stance_codes, code
+
+        return {code: StanceRead(value=stance_codes.get(code, code), lines=self.codes_read[code]) for code in sorted(self.codes_read, key=place)}
 
     def file(self, file: InputFile, *, spool: BinaryIO, stage: _Stage) -> list[_ReadRun]:
         """Check one run file and stage its rankings: on PostgreSQL by the column reader when the file is plain
@@ -195,7 +227,7 @@ class _Reading:
         with opened(file) as (raw, stream):
             reader = ColumnRunReader(
                 stream, source=file.name, known_topics=self.topic_ids.keys(), stances=self.stances,
-                max_doc_id_length=_DOC_ID_LENGTH, read=lambda: self.meter.at(raw.tell()),
+                max_doc_id_length=_DOC_ID_LENGTH, read=lambda: self.meter.at(raw.tell()), stance_codes=self.stance_codes,
             )
             for block in reader.blocks():
                 run = self._run(runs, file, block.tag)
@@ -203,7 +235,7 @@ class _Reading:
                 run.topics += 1
                 run.lines += block.length
                 run.has_stance = run.has_stance or block.has_stance
-        return self._read(file, runs, reader.warnings)
+        return self._read(file, runs, reader)
 
     def _lines(self, file: InputFile, spool: BinaryIO, stage: _Stage) -> list[_ReadRun]:
         """Check one run file with the line reader, both orders computed per topic.
@@ -213,7 +245,10 @@ class _Reading:
         and put together once the file has been read: an order needs all of a topic's lines. Then each topic's
         ranking is staged.
         """
-        reader = read_run(_run_lines(file, self.meter), source=file.name, known_topics=self.topic_ids.keys(), stances=self.stances)
+        reader = read_run(
+            _run_lines(file, self.meter), source=file.name, known_topics=self.topic_ids.keys(), stances=self.stances,
+            stance_codes=self.stance_codes,
+        )
         runs: dict[str, _ReadRun] = {}
         pieces: dict[tuple[str, str], list[int]] = {}
         for block in reader.blocks():
@@ -231,12 +266,15 @@ class _Reading:
             run.topics += 1
             run.lines += parts[0].length
             run.has_stance = run.has_stance or parts[0].stances is not None
-        return self._read(file, runs, reader.warnings)
+        return self._read(file, runs, reader)
 
-    def _read(self, file: InputFile, runs: dict[str, _ReadRun], warnings: Sequence[object]) -> list[_ReadRun]:
+    def _read(self, file: InputFile, runs: dict[str, _ReadRun], reader: RunTally) -> list[_ReadRun]:
+        """A file read to its end by `reader` (only then: one that declined counted lines the line reader counts again)."""
         self.meter.file_done(file.path.stat().st_size)
         for run in runs.values():
-            run.warnings = [str(w) for w in warnings]
+            run.warnings = [str(w) for w in reader.warnings]
+        for code, n in reader.stance_codes_read.items():
+            self.codes_read[code] = self.codes_read.get(code, 0) + n
         return list(runs.values())
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from django.conf import settings
+from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.move import file_move_safe
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
@@ -19,7 +20,7 @@ from accounts.models import User
 from assessments.models import Campaign, Job
 from assessments.services import job_queue, jobs
 from assessments.services.imports import ImportProblem
-from assessments.services.imports.documents import DOCUMENT_FORMATS, import_documents
+from assessments.services.imports.documents import DOCUMENT_FORMATS, check_collection_writer, import_documents
 from assessments.services.imports.runs import TEAM_LENGTH, import_runs, require_topics
 from assessments.services.imports.topics import import_topics
 from assessments.services.jobs import Progress
@@ -51,6 +52,8 @@ def start_import(
         raise ImportProblem(f"the team name is longer than {TEAM_LENGTH} characters")
     if kind == "import_runs":
         require_topics(campaign, campaign.topics.exists())  # refuse now rather than in the worker
+    if kind == "import_documents":
+        check_collection_writer(campaign, created_by)  # the job checks again, as it runs
     folder = None
     try:
         with transaction.atomic():
@@ -58,8 +61,8 @@ def start_import(
             folder = job.upload_folder
             folder.mkdir(parents=True)
             files = [
-                {"path": str(keep_upload(upload, folder / f"{i}-{get_valid_filename(Path(upload.name or 'upload').name) or 'upload'}")
-                             .relative_to(settings.MEDIA_ROOT)), "name": Path(upload.name or "upload").name}
+                {"path": str(keep_upload(upload, folder / stored_name(upload.name, prefix=f"{i}-")).relative_to(settings.MEDIA_ROOT)),
+                 "name": Path(upload.name or "upload").name}
                 for i, upload in enumerate(uploads, 1)
             ]
             job.params = {**options, "files": files, "unit": PROGRESS_UNITS[kind]}
@@ -69,6 +72,29 @@ def start_import(
             shutil.rmtree(folder, ignore_errors=True)
         raise
     return job
+
+
+# File systems take names of at most 255 bytes; Django cuts an upload's name to 255 characters, which can be more
+# bytes than that, and the job's prefix adds a few. The kept copy's name is cut well below; the name people see
+# (errors, the job, the timeline) stays the uploaded one.
+_STORED_NAME_BYTES = 200
+
+
+def stored_name(name: str | None, *, prefix: str = "") -> str:
+    """A safe name for an upload's kept copy: `prefix` and the file's name, cut to _STORED_NAME_BYTES bytes (its
+    suffixes, such as .txt.gz, kept while they fit)."""
+    try:
+        safe = get_valid_filename(Path(name or "upload").name)
+    except SuspiciousFileOperation:  # nothing usable is left of it ("???")
+        safe = "upload"
+    room = _STORED_NAME_BYTES - len(prefix.encode())
+    if len(safe.encode()) > room:
+        suffix = "".join(Path(safe).suffixes)[-32:]
+        stem = safe[: len(safe) - len(suffix)]
+        while stem and len((stem + suffix).encode()) > room:
+            stem = stem[:-1]
+        safe = stem + suffix if stem and len((stem + suffix).encode()) <= room else "upload"
+    return prefix + safe
 
 
 def keep_upload(upload: UploadedFile, destination: Path) -> Path:

@@ -19,10 +19,11 @@ import numpy as np
 import pytest
 import pytrec_eval
 from django.db import connection, transaction
-from django.db.migrations.executor import MigrationExecutor
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
+
+from tests.foundation.test_migrations import newest, rebuilt_at
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -32,22 +33,6 @@ pytestmark = [
 OLD = [("assessments", "0019_ranking_stage")]
 
 
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-def newest():
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
-
-
-def rebuilt_at(targets):
-    """An empty database migrated forward to `targets`; the apps of that state."""
-    with connection.cursor() as cursor:
-        cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
-    return migrate(targets)
 
 
 def _values(*triples):

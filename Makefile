@@ -21,6 +21,9 @@ $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt
+	# irrCAC (the tests' reference for Gwet's AC1) pins scipy 1.12, which cannot load beside NumPy 2; it uses only
+	# what SciPy still has, so it goes in without its pins.
+	$(BIN)/pip install --quiet --no-deps irrCAC==0.4.4
 	touch $(STAMP)
 
 install: $(STAMP)

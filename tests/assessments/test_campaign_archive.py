@@ -332,3 +332,24 @@ def test_an_archive_of_format_version_1_imports_with_the_same_qrels_byte_for_byt
     scheme = copy.label_scheme
     assert scheme.names == ("relevance", "quality", "stance")
     assert {scheme.dimension(name).condition for name in ("quality", "stance")} == {Condition("relevance", min=1)}
+
+
+def test_an_archive_written_by_the_code_before_label_dimensions_imports_with_its_own_exports_byte_for_byte():
+    """`tests/data/archives/version-1.zip` is the scenario's archive as the code before label dimensions (8a5cbf6)
+    wrote it, and `version-1.expected.json` that code's own qrels files (every dimension, phase and rule), stored
+    snapshots and nDCG@5 figures for it: the same archive imported today gives them all back unchanged."""
+    folder = ROOT / "tests" / "data" / "archives"
+    expected = json.loads((folder / "version-1.expected.json").read_text())
+    with zipfile.ZipFile(folder / "version-1.zip") as archive:
+        assert json.loads(archive.read("manifest.json"))["version"] == 1
+
+    import_campaign(path=folder / "version-1.zip", slug="written-before")
+
+    after = fingerprint(Campaign.objects.get(slug="written-before"))
+    assert len(expected["qrels"]) > 50
+    assert after["qrels"] == expected["qrels"]
+    assert after["snapshots"] == expected["snapshots"]
+    # Every figure of every row as that code gave it (rows have since gained `stance_kind`, the dimension compared).
+    assert after["evaluation"].keys() == expected["evaluation"].keys()
+    for key, rows in expected["evaluation"].items():
+        assert [{field: row[field] for field in old} for row, old in zip(after["evaluation"][key], rows, strict=True)] == rows

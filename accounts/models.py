@@ -23,6 +23,9 @@ class User(AbstractUser):
     """
 
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.ASSESSOR)
+    # The languages an assessor reads (ISO 639-1 codes): items of a classification campaign in other languages are
+    # never given to them (services.item_assignments). Empty: not stated, so no multilingual items are given.
+    languages = models.JSONField(default=list, blank=True)
 
     class Meta:
         constraints = [

@@ -36,12 +36,17 @@ COMMANDS = (
 )
 
 
-def keymap(scheme: LabelScheme) -> dict:
+# Only where the topic is a proposal with an English translation (a classification campaign's item): its key is
+# offered there alone, so the `?` overlay of other campaigns does not list a key that does nothing.
+TRANSLATION = Command("translation", ("e", "y"), "Proposal in English / as written")
+
+
+def keymap(scheme: LabelScheme, *, translation: bool = False) -> dict:
     """Label and command keys for the judge page's script and the `?` overlay; label keys win any clash."""
     labels = scheme.keys()
     taken = {label["key"].lower() for label in labels}
     commands = []
-    for command in COMMANDS:
+    for command in (*COMMANDS, *((TRANSLATION,) if translation else ())):
         keys = [key for key in command.keys if key.lower() not in taken]
         if keys:
             commands.append({"action": command.action, "keys": keys, "description": command.description})

@@ -97,7 +97,7 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
         template, context = "annotation/_document.html", {}
     else:
         scheme = campaign.label_scheme
-        keys = keymap(scheme)
+        keys = keymap(scheme, translation=bool(topic.metadata.get("text_en") or topic.metadata.get("title_en")))
         payload |= {
             # The dimensions with their titles, kinds and conditions: the script shows a dimension only while its
             # condition holds, and clears what a change leaves unasked (static/annotation/judge/labels.js).

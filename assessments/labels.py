@@ -390,7 +390,19 @@ PRESETS: dict[str, tuple[str, LabelScheme]] = {
                     ("NEUTRAL", "Neutral"), ("NO", "No evidence")),
         )),
     ),
+    "touche-2023-task4": (
+        "Touché 2023 Task 4: stance of a comment towards its proposal (In favor, Against, Other), multilingual",
+        LabelScheme((
+            # The values are the label strings of the lab's files (comments TSV, submissions), exactly.
+            Dimension("stance", "Stance towards the proposal", CATEGORY, _values(
+                ("In favor", "In favor", "f"), ("Against", "Against", "a"), ("Other", "Other", "o"),
+            ), required=True),
+        )),
+    ),
 }
+
+# Presets whose campaigns classify items beside their context instead of judging pooled documents (Campaign.kind).
+CLASSIFICATION_PRESETS = frozenset({"touche-2023-task4"})
 
 # The stance codes runs of a preset's task wrote in column 2, and the stance values they stand for: a campaign made
 # from the preset starts with these (Campaign.stance_codes), so its runs import as the lab's did. Touché 2023 Task 2

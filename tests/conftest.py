@@ -5,13 +5,16 @@ are assessors who share a training topic; mallory is an assessor on another camp
 one; oscar organises that other campaign and must never reach this one.
 """
 
+import io
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import redis
+from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from accounts.models import Role
@@ -180,3 +183,25 @@ def mallory(db):
     user = UserFactory(username="mallory")
     AssignmentFactory(topic=other, assessor=user, phase="main")
     return user
+
+
+@dataclass
+class CommandResult:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def command() -> Callable[..., CommandResult]:
+    """command("import_runs", slug, path, ...) -> exit status and what it printed, as a shell would see them."""
+
+    def run(name: str, *args) -> CommandResult:
+        out, err = io.StringIO(), io.StringIO()
+        try:
+            call_command(name, *map(str, args), stdout=out, stderr=err, no_color=True)
+        except SystemExit as exc:
+            return CommandResult(int(exc.code), out.getvalue(), err.getvalue())
+        return CommandResult(0, out.getvalue(), err.getvalue())
+
+    return run

@@ -25,8 +25,10 @@ class ModelColumns(Generic[M]):
     def __init__(self, model: type[M], alias: str, fields: Sequence[str] | None = None) -> None:
         self.model, self.alias = model, alias
         opts = model._meta
-        # Named fields are the model's own columns (get_field's other answer, a reverse relation, has none).
-        self.fields = [cast(Field, opts.get_field(name)) for name in fields] if fields else list(opts.concrete_fields)
+        # Named fields are the model's own columns (get_field's other answer, a reverse relation, has none), kept in
+        # the model's order: Model.from_db reads the values of a partial row in that order whatever the names say.
+        named = {cast(Field, opts.get_field(name)) for name in fields} if fields else set(opts.concrete_fields)
+        self.fields = [field for field in opts.concrete_fields if field in named]
         self.attnames = [field.attname for field in self.fields]
         self._sql: dict[str, str] = {}
         self._converters: dict[str, list[tuple[int, list[Converter], Any]]] = {}

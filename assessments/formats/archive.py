@@ -38,7 +38,7 @@ from .reading import line_batches
 
 FORMAT = "touchstone-campaign-archive"
 # 2: labels as one object keyed by the scheme's dimensions, schemes of version 2. Version 1 archives are still read.
-VERSION = 2
+VERSION = 3
 MANIFEST = "manifest.json"
 MANIFEST_MAX_BYTES = 1 << 20
 MAX_LINE_BYTES = 128 << 20  # a document record (import_documents allows 32 MiB) with its JSON escapes
@@ -197,9 +197,11 @@ def labels_object(value: Any) -> dict:
 _PHASES = one_of("training", "main")
 
 
-def _specs(*, labels: Mapping[str, Check], settings: Mapping[str, Check]) -> dict[str, dict[str, Check]]:
-    """The members and their records' keys, with `labels` where a record holds labels and `settings` among the
-    campaign's (the two ways the versions differ)."""
+def _specs(
+    *, labels: Mapping[str, Check], settings: Mapping[str, Check], topic: Mapping[str, Check] = {}, run: Mapping[str, Check] = {}
+) -> dict[str, dict[str, Check]]:
+    """The members and their records' keys, with `labels` where a record holds labels, `settings` among the
+    campaign's and `topic` and `run` among a topic's and a run's (the ways the versions differ)."""
     return {
         "campaign.jsonl": {
             "slug": nonempty, "name": text, "preset": text, "scheme": anything, "guidelines": text,
@@ -213,7 +215,7 @@ def _specs(*, labels: Mapping[str, Check], settings: Mapping[str, Check]) -> dic
         "memberships.jsonl": {"user": nonempty, "role": one_of("organiser", "adjudicator"), "added_by": optional(nonempty), "created_at": moment},
         "topics.jsonl": {
             "number": nonempty, "title": text, "description": text, "narrative": text, "compared_objects": anything,
-            "cause": text, "effect": text, "is_training": flag, "pool_seed": integer, "position": count,
+            "cause": text, "effect": text, "is_training": flag, "pool_seed": integer, "position": count, **topic,
         },
         "documents.jsonl": {
             "doc_id": nonempty, "title": text, "body": text, "is_html": flag, "url": text, "metadata": anything,
@@ -221,7 +223,7 @@ def _specs(*, labels: Mapping[str, Check], settings: Mapping[str, Check]) -> dic
         },
         "runs.jsonl": {
             "tag": nonempty, "team": text, "file_name": text, "has_stance": flag, "line_count": count,
-            "warnings": anything, "uploaded_by": optional(nonempty), "uploaded_at": moment,
+            "warnings": anything, "uploaded_by": optional(nonempty), "uploaded_at": moment, **run,
         },
         "rankings.jsonl": {
             "run": nonempty, "topic": nonempty, "length": count, "docs": list_of(text), "ranks": list_of(integer),
@@ -265,7 +267,10 @@ def _specs(*, labels: Mapping[str, Check], settings: Mapping[str, Check]) -> dic
     }
 
 
-SPECS = _specs(labels={"labels": labels_object}, settings={"stance_codes": anything})
+SPECS = _specs(
+    labels={"labels": labels_object}, settings={"stance_codes": anything, "kind": one_of("ranking", "classification")},
+    topic={"metadata": anything}, run={"predictions": anything},
+)
 MEMBERS = tuple(SPECS)  # the order they are written and imported in: a record names only what came before it
 
 
@@ -283,7 +288,7 @@ def snapshot_file(number: int) -> str:
 _VERSION_1_LABELS = {"relevance": integer, "quality": optional(integer), "stance": text}
 _VERSION_1_SETTING = "ask_details_only_if_relevant"
 SPECS_VERSION_1 = _specs(labels=_VERSION_1_LABELS, settings={_VERSION_1_SETTING: flag})
-READS = (1, VERSION)  # the versions ArchiveReader reads
+READS = (1, 2, VERSION)  # the versions ArchiveReader reads
 
 
 def _from_version_1(name: str, value: dict) -> dict:
@@ -302,6 +307,19 @@ def _from_version_1(name: str, value: dict) -> dict:
             columns = {column: labelled.pop(column) for column in _VERSION_1_LABELS}
             labelled["labels"] = {column: label for column, label in columns.items() if label is not None and label != ""}
     return value
+
+
+# --- Version 2 --------------------------------------------------------------------------------------------
+# Archives written before classification campaigns had no campaign kind, topic metadata or run predictions: every
+# campaign then ranked documents, no topic had metadata and no run predicted labels.
+
+SPECS_VERSION_2 = _specs(labels={"labels": labels_object}, settings={"stance_codes": anything})
+_VERSION_2_DEFAULTS = {"campaign.jsonl": {"kind": "ranking"}, "topics.jsonl": {"metadata": {}}, "runs.jsonl": {"predictions": {}}}
+
+
+def _from_version_2(name: str, value: dict) -> dict:
+    """A checked version-2 record of member `name` as this version writes it."""
+    return {**value, **_VERSION_2_DEFAULTS.get(name, {})}
 
 
 # --- Writing ----------------------------------------------------------------------------------------------
@@ -467,10 +485,9 @@ class ArchiveReader:
             raise FormatError(self.where(name), None, f"cannot be read ({exc})") from None
 
     def records(self, name: str) -> Iterator[tuple[int, dict]]:
-        """The member's records as (line, checked record): fields checked against SPECS[name] (SPECS_VERSION_1's in
-        a version-1 archive, then read as version 2 records), times parsed."""
-        old = self.version == 1
-        check = record((SPECS_VERSION_1 if old else SPECS)[name])
+        """The member's records as (line, checked record): fields checked against SPECS[name] (an older version's
+        specs in an older archive, its records then read as this version's), times parsed."""
+        check = record({1: SPECS_VERSION_1, 2: SPECS_VERSION_2}.get(self.version, SPECS)[name])
         source = self.where(name)
         line = 0
         with self._open(name) as stream:
@@ -478,11 +495,13 @@ class ArchiveReader:
                 for raw in batch:
                     line += 1
                     value = self._decoded(raw, check, source, line)
-                    if old:
+                    if self.version == 1:
                         try:
                             value = _from_version_1(name, value)
                         except _Wrong as exc:
                             raise FormatError(source, line, str(exc)) from None
+                    if self.version <= 2:
+                        value = _from_version_2(name, value)
                     yield line, value
 
     @staticmethod

@@ -18,7 +18,8 @@ Every coefficient is 1 for perfect agreement and 0 for chance-level agreement. E
 disagreement expected by chance is zero, which happens when all raters used one and the same category. In
 that case, and when there is nothing to compare, the functions return None rather than NaN. NaN would
 spread silently through means and sort unpredictably in a table, while None makes the caller decide what to
-show.
+show. Gwet's AC1 is the exception: its chance agreement is 0 when everyone used one category of a scale of two
+or more, so unanimous labels give 1, and it is undefined only on a scale of fewer than two categories.
 
 Sources for the formulas:
 
@@ -32,6 +33,10 @@ Sources for the formulas:
   functions for each level of measurement).
 * Mean pairwise kappa per rater: R. J. Light (1971), "Measures of response agreement for qualitative data",
   Psychological Bulletin 76(5).
+* Gwet's AC1: K. L. Gwet (2008), "Computing inter-rater reliability and its variance in the presence of high
+  agreement", British Journal of Mathematical and Statistical Psychology 61(1), and for many raters with missing
+  labels K. L. Gwet (2014), "Handbook of Inter-Rater Reliability", 4th ed. The paradox it answers: A. R. Feinstein
+  & D. V. Cicchetti (1990), "High agreement but low kappa: I", Journal of Clinical Epidemiology 43(6).
 
 Labels are converted to integer codes once (``_encode``). After that every statistic is a few numpy operations
 on count matrices, so a full report on 10 assessors × 10,000 documents takes milliseconds
@@ -256,11 +261,49 @@ def krippendorff_alpha(
     if level not in ("nominal", "ordinal", "interval"):
         raise ValueError(f"unknown level {level!r}: expected 'nominal', 'ordinal' or 'interval'")
     coded = _encode(ratings, categories)
-    if level == "interval" and not all(
-        isinstance(c, Real) and not isinstance(c, bool) for c in coded.categories
-    ):
+    if level == "interval" and not all(isinstance(c, Real) and not isinstance(c, bool) for c in coded.categories):
         raise ValueError(f"interval alpha needs numeric labels, got {list(coded.categories)}")
     return _alpha(_counts(coded.codes, len(coded.categories)), coded.categories, level)
+
+
+def _ac1(counts: np.ndarray) -> float | None:
+    """Gwet's AC1 from the items × categories count table, where item i has r_i = Σ_k r_ik labels.
+
+    p_a is the mean over items with r_i ≥ 2 of Σ_k r_ik(r_ik − 1) / (r_i(r_i − 1)). π_k is the mean of r_ik / r_i
+    over every item with a label: an item only one rater labelled still shows how often a category is used.
+    p_e = Σ_k π_k(1 − π_k) / (q − 1) and AC1 = (p_a − p_e) / (1 − p_e). As Σ_k π_k(1 − π_k) ≤ 1 − 1/q, p_e ≤ 1/q:
+    with q ≥ 2 categories the denominator is never 0.
+    """
+    per_item = counts.sum(1)
+    pairable, labelled = per_item >= 2, per_item >= 1
+    q = counts.shape[1]
+    if q < 2 or not pairable.any():
+        return None
+    table, panel = counts[pairable], per_item[pairable]
+    agreement = ((table * (table - 1)).sum(1) / (panel * (panel - 1))).mean()
+    shares = (counts[labelled] / per_item[labelled, None]).mean(0)
+    chance = (shares * (1 - shares)).sum() / (q - 1)
+    return float((agreement - chance) / (1 - chance))
+
+
+def gwet_ac1(ratings: Ratings[Item, Rater], *, categories: Sequence[Label] | None = None) -> float | None:
+    """Gwet's AC1 for nominal labels from any number of raters, missing labels allowed.
+
+    Kappa and alpha take chance agreement from how often each category is used. When one category dominates, as
+    "not relevant" does in a pool, chance agreement nears 1 and they fall to 0 or below although the raters agree
+    on nearly every item (Feinstein & Cicchetti 1990). AC1 counts as chance only guessing on items that are hard
+    to classify, which shrinks as labels grow skewed, so it stays near the raw agreement. Read it beside alpha,
+    not instead of it: on skewed labels it is high even if the raters never agree on the rare category.
+
+    Items with two or more labels count for p_a and items with one or more for the category shares (``_ac1``),
+    so unlike ``fleiss_kappa`` no item is dropped for its number of raters. q is ``len(categories)``: as in Gwet
+    (2014), an unused category lowers chance agreement.
+
+    Returns None when no item has two labels, or when the scale has fewer than two categories (by default, when
+    only one label occurs). When everyone used the same one of two or more categories, AC1 is 1.
+    """
+    coded = _encode(ratings, categories)
+    return _ac1(_counts(coded.codes, len(coded.categories)))
 
 
 def binary_collapse(label: int, threshold: int = 1) -> int:
@@ -293,8 +336,9 @@ class DimensionAgreement:
     order. ``fleiss`` is Fleiss' kappa on the ``fleiss_items`` items that have the modal number of raters
     (see ``fleiss_kappa``). ``alpha`` is Krippendorff's alpha over all ``n_items`` items, ordinal or nominal
     to match the dimension. ``binary_kappa`` is Fleiss' kappa on the same ``fleiss_items`` items after
-    ``binary_collapse`` (relevant or not). It is None for nominal dimensions. Any coefficient is None where
-    it is undefined.
+    ``binary_collapse`` (relevant or not). It is None for nominal dimensions. ``ac1`` is Gwet's AC1
+    (``gwet_ac1``) with the labels taken as nominal, also for ordinal dimensions. As Gwet defines it, its
+    category shares also count items that only one rater labelled. Any coefficient is None where it is undefined.
     """
 
     n_items: int
@@ -306,9 +350,12 @@ class DimensionAgreement:
     categories: tuple[Label, ...]
     ordinal: bool
     fleiss_items: int
+    ac1: float | None = None  # defaulted, so that code building a report without it still works
 
 
-def agreement_report(ratings: Ratings[Item, Rater], *, ordinal: bool, categories: Sequence[Label]) -> DimensionAgreement:
+def agreement_report(
+    ratings: Ratings[Item, Rater], *, ordinal: bool, categories: Sequence[Label]
+) -> DimensionAgreement:
     """Compute every agreement figure for one dimension: a graded one (``ordinal=True``, int labels) or a
     category or question (``ordinal=False``).
 
@@ -319,7 +366,9 @@ def agreement_report(ratings: Ratings[Item, Rater], *, ordinal: bool, categories
     """
     coded = _encode(ratings, categories)
     k = len(coded.categories)
-    codes = coded.codes[(coded.codes != _MISSING).sum(1) >= 2]
+    every = _counts(coded.codes, k)
+    pairable = every.sum(1) >= 2
+    codes = coded.codes[pairable]
     rated = codes != _MISSING
     cohen: list[PairKappa] = []
     confusion: dict[tuple[Hashable, Hashable], list[list[int]]] = {}
@@ -340,7 +389,7 @@ def agreement_report(ratings: Ratings[Item, Rater], *, ordinal: bool, categories
         )
         confusion[pair] = table.tolist()
 
-    counts = _counts(codes, k)
+    counts = every[pairable]
     fleiss, fleiss_items = _fleiss(counts)
     binary_kappa = None
     if ordinal:
@@ -357,12 +406,11 @@ def agreement_report(ratings: Ratings[Item, Rater], *, ordinal: bool, categories
         categories=coded.categories,
         ordinal=ordinal,
         fleiss_items=fleiss_items,
+        ac1=_ac1(every),
     )
 
 
-def disagreement(
-    labels: Mapping[Rater, Label], *, ordinal: bool, categories: Sequence[Label] | None = None
-) -> float:
+def disagreement(labels: Mapping[Rater, Label], *, ordinal: bool, categories: Sequence[Label] | None = None) -> float:
     """How far the raters of one item disagree, as a key for sorting the disagreement view (0 = unanimous).
 
     The spread is max − min for ordinal labels and the number of distinct labels − 1 for nominal ones.

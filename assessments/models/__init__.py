@@ -1,6 +1,6 @@
 from .adjudication import Adjudication, AdjudicationEvent
 from .audit import AuditEvent
-from .campaigns import Campaign, Membership, Phase
+from .campaigns import Campaign, Kind, Membership, Phase
 from .collections import Collection, Document
 from .discussion import Reply
 from .jobs import Job
@@ -23,6 +23,7 @@ __all__ = [
     "Judgment",
     "JudgmentEvent",
     "Membership",
+    "Kind",
     "Phase",
     "PoolEntry",
     "PoolSource",

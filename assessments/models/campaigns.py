@@ -12,6 +12,14 @@ class Phase(models.TextChoices):
     CLOSED = "closed", "Closed"
 
 
+class Kind(models.TextChoices):
+    """What a campaign judges: documents pooled from runs for topics, or items (comments) given with their context
+    (a proposal) and classified, with submissions scored against the decided labels (Touché 2023 Task 4)."""
+
+    RANKING = "ranking", "Ranked retrieval (topics, runs, pools)"
+    CLASSIFICATION = "classification", "Classification of items (comments beside their proposal)"
+
+
 class Campaign(models.Model):
     """One assessment campaign: a task's topics, the runs to pool, and the people who judge them."""
 
@@ -24,6 +32,7 @@ class Campaign(models.Model):
     # judgment trigger checks labels against it.
     scheme = models.JSONField()
     guidelines = models.TextField(blank=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.RANKING)
     phase = models.CharField(max_length=16, choices=Phase.choices, default=Phase.SETUP)
     training_round = models.PositiveSmallIntegerField(default=1)
     collection = models.ForeignKey("assessments.Collection", on_delete=models.PROTECT, related_name="campaigns")
@@ -59,6 +68,10 @@ class Campaign(models.Model):
     @property
     def is_archived(self) -> bool:
         return self.archived_at is not None
+
+    @property
+    def is_classification(self) -> bool:
+        return self.kind == Kind.CLASSIFICATION
 
     @property
     def label_scheme(self) -> LabelScheme:

@@ -13,6 +13,9 @@ class Run(models.Model):
     has_stance = models.BooleanField(default=False)
     line_count = models.PositiveIntegerField(default=0)
     warnings = models.JSONField(default=list, blank=True)
+    # A classification campaign's submission: the label it predicts for each item, {comment id: label}. Scored
+    # whole against the decided labels (services.classification), so one value holds it, not a row per item.
+    predictions = models.JSONField(default=dict, blank=True)
     uploaded_by = models.ForeignKey("accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     uploaded_at = models.DateTimeField(auto_now_add=True)
 

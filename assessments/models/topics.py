@@ -13,6 +13,10 @@ class Topic(models.Model):
     compared_objects = models.JSONField(default=list, blank=True)
     cause = models.TextField(blank=True)
     effect = models.TextField(blank=True)
+    # What else the topics file said of a topic that the judge page may show: for a classification campaign's
+    # proposal its language and English translation ({"language": "de", "title_en": …, "text_en": …}) and the
+    # file's other columns.
+    metadata = models.JSONField(default=dict, blank=True)
     is_training = models.BooleanField(default=False)
     # Seed of the presentation order shown to assessors, so the order is reproducible.
     pool_seed = models.BigIntegerField(default=0)

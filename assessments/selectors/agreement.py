@@ -23,7 +23,7 @@ from __future__ import annotations
 import html
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import nh3
@@ -153,11 +153,22 @@ class DimensionFigures:
     assessors: list[RaterAgreement]  # each assessor's mean pairwise kappa
     flagged: list[RaterAgreement]
     topics: list[TopicFigures]
+    # A multilingual classification campaign's figures per language of its items (Document.metadata["language"]):
+    # agreement on comments one coder reads in another language is not the same thing, and the lab's gold rests on it.
+    languages: dict[str, DimensionAgreement] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         report = self.report
         flagged = {r.rater for r in self.flagged}
         return {
+            "ac1": report.ac1,
+            "by_language": {
+                language: {
+                    "n_items": r.n_items, "fleiss": r.fleiss, "alpha": r.alpha, "ac1": r.ac1,
+                    "cohen": [{"a": p.rater_a, "b": p.rater_b, "n_items": p.n_items, "unweighted": p.unweighted} for p in r.cohen],
+                }
+                for language, r in self.languages.items()
+            },
             "ordinal": report.ordinal,
             "categories": list(report.categories),
             "n_items": report.n_items,
@@ -332,12 +343,17 @@ def _topic_figures(
 def _agreement(campaign: Campaign, scope: Scope, shared: _Shared, kind: str | None) -> Agreement:
     scheme = campaign.label_scheme
     figures = {}
+    languages = _item_languages(campaign, shared) if campaign.is_classification else {}
     for name, items in _ratings(shared, scheme).items():
         if kind is not None and name != kind:
             continue
         dimension = scheme.dimension(name)
         ordinal, categories = dimension.ordinal, scheme.values(name)
         report = agreement_report(items, ordinal=ordinal, categories=categories)
+        by_language: dict[str, dict[tuple, dict[str, Label]]] = defaultdict(dict)
+        for item, labels in items.items():
+            if item[1] in languages:
+                by_language[languages[item[1]]][item] = labels
         figures[name] = DimensionFigures(
             name=name,
             title=dimension.title,
@@ -345,8 +361,22 @@ def _agreement(campaign: Campaign, scope: Scope, shared: _Shared, kind: str | No
             assessors=rater_agreement(report),
             flagged=flag_raters(report, threshold=campaign.agreement_threshold),
             topics=[] if scope.topic else _topic_figures(items, shared.topics, ordinal=ordinal, categories=categories),
+            languages={
+                language: agreement_report(by_language[language], ordinal=ordinal, categories=categories)
+                for language in sorted(by_language)
+            },
         )
     return Agreement(campaign=campaign.slug, scope=scope, threshold=campaign.agreement_threshold, dimensions=figures)
+
+
+def _item_languages(campaign: Campaign, shared: _Shared) -> dict[int, str]:
+    """document id -> the language of the item, for the items two or more coders labelled (one query)."""
+    documents = {row[1] for row in shared.rows}
+    return {
+        pk: language
+        for pk, language in Document.objects.filter(pk__in=documents).values_list("pk", "metadata__language")
+        if isinstance(language, str)
+    }
 
 
 def compute_agreement(*, campaign: Campaign, scope: Scope, kind: str | None = None) -> Agreement:

@@ -294,8 +294,8 @@ def queue_position(assignment: Assignment, position: int, *, with_document: bool
 
 
 _OWN_LABELS = ("labels", "note", "flagged", "time_spent_ms", "source", "revision")
-# What the judge page shows of a document; its metadata and text hash stay in the database (deferred).
-_DOCUMENT = ModelColumns(Document, "d", ["id", "collection_id", "doc_id", "title", "body", "is_html", "url", "has_text"])
+# What the judge page shows of a document (its metadata names an item's language); its text hash stays in the database.
+_DOCUMENT = ModelColumns(Document, "d", ["id", "collection_id", "doc_id", "title", "body", "is_html", "url", "has_text", "metadata"])
 
 
 def resume_position(assignment: Assignment) -> int | None:

@@ -152,6 +152,7 @@ def _members(campaign: Campaign) -> dict[str, Iterable[dict]]:
         "topics.jsonl": _rows(
             Topic.objects.filter(campaign=c).order_by("position", "number"),
             "number", "title", "description", "narrative", "compared_objects", "cause", "effect", "is_training", "pool_seed", "position",
+            "metadata",
         ),
         "documents.jsonl": _rows(
             _documents(c).order_by("doc_id"), "doc_id", "title", "body", "is_html", "url", "metadata", "has_text", "text_hash",
@@ -160,7 +161,7 @@ def _members(campaign: Campaign) -> dict[str, Iterable[dict]]:
         "runs.jsonl": _rows(
             Run.objects.filter(campaign=c).order_by("tag"),
             "tag", "team", "file_name", "has_stance", "line_count", "warnings", uploaded_by="uploaded_by__username",
-            uploaded_at="uploaded_at",
+            uploaded_at="uploaded_at", predictions="predictions",
         ),
         "rankings.jsonl": _rows(
             Ranking.objects.filter(run__campaign=c).order_by("run__tag", "topic__position", "topic__number"),
@@ -234,7 +235,7 @@ def _members(campaign: Campaign) -> dict[str, Iterable[dict]]:
 def _campaign(campaign: Campaign) -> dict:
     fields = (
         "slug", "name", "preset", "scheme", "guidelines", "phase", "training_round", "propagate_to_duplicates",
-        "seconds_per_judgment", "agreement_threshold", "overlap_share", "stance_codes", "created_at", "archived_at",
+        "seconds_per_judgment", "agreement_threshold", "overlap_share", "stance_codes", "kind", "created_at", "archived_at",
     )
     collection = campaign.collection
     return {**{name: getattr(campaign, name) for name in fields}, "collection": {"slug": collection.slug, "name": collection.name}}

@@ -316,7 +316,7 @@ class _Restore:
                 raise self.wrong(line, f"topic {record['number']!r} is listed twice")
             self.topics[record["number"]] = pk
         fields = tuple(batch[0][1])
-        rows = [(pk, self.campaign_id, *_jsoned(r, "compared_objects").values()) for pk, (_, r) in zip(ids, batch)]
+        rows = [(pk, self.campaign_id, *_jsoned(r, "compared_objects", "metadata").values()) for pk, (_, r) in zip(ids, batch)]
         self.store(_Batch(Topic, ("id", "campaign_id", *fields), rows, _lines(batch)))
 
     def _documents(self, batch: list[tuple[int, dict]]) -> None:
@@ -331,7 +331,7 @@ class _Restore:
                 raise self.wrong(line, f"run {record['tag']!r} is listed twice")
             self.runs[record["tag"]] = pk
         rows = [
-            (pk, self.campaign_id, *_jsoned(r, "warnings", without=("uploaded_by",)).values(), self.user(line, r["uploaded_by"], key="uploaded_by"))
+            (pk, self.campaign_id, *_jsoned(r, "warnings", "predictions", without=("uploaded_by",)).values(), self.user(line, r["uploaded_by"], key="uploaded_by"))
             for pk, (line, r) in zip(ids, batch)
         ]
         fields = tuple(k for k in batch[0][1] if k != "uploaded_by")

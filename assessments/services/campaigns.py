@@ -8,9 +8,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from assessments.labels import PRESET_STANCE_CODES, PRESETS, LabelScheme, SchemeError
+from assessments.labels import CLASSIFICATION_PRESETS, PRESET_STANCE_CODES, PRESETS, LabelScheme, SchemeError
 from assessments.metrics.evaluation import stance_dimension
-from assessments.models import Campaign, Collection, Membership, Phase
+from assessments.models import Campaign, Collection, Kind, Membership, Phase
 from assessments.services import audit
 
 
@@ -80,6 +80,7 @@ def create_campaign(
     scheme: LabelScheme | None = None,
     guidelines: str = "",
     stance_codes: Mapping[str, str] | None = None,
+    kind: str | None = None,
     organisers: Sequence[User] = (),
     created_by: User | None = None,
 ) -> Campaign:
@@ -91,8 +92,13 @@ def create_campaign(
     once; an existing one is attached only when its creator and each organiser may use it (collection_refusal),
     since they will read its documents and may import into it. Organisers reach only their campaigns, so a campaign
     created from a page or the API lists its creator among them. `stance_codes` maps the codes its runs write in
-    their stance column to stance values (None: the preset's, PRESET_STANCE_CODES, if it has any).
+    their stance column to stance values (None: the preset's, PRESET_STANCE_CODES, if it has any). `kind` says whether
+    it judges pooled documents or classifies items (None: classification for CLASSIFICATION_PRESETS, else ranking).
     """
+    if kind is None:
+        kind = Kind.CLASSIFICATION if preset in CLASSIFICATION_PRESETS else Kind.RANKING
+    elif kind not in Kind.values:
+        raise CampaignError(f"unknown campaign kind {kind!r}; choose one of {', '.join(Kind.values)}")
     if Campaign.objects.filter(slug=slug).exists():
         raise CampaignError(f"a campaign {slug!r} exists already")
     if scheme is not None:
@@ -122,11 +128,11 @@ def create_campaign(
     coll = existing or Collection.objects.create(slug=coll_slug, name=collection or name)
     campaign = Campaign.objects.create(
         slug=slug, name=name, preset=preset, scheme=scheme.to_json(), guidelines=guidelines, collection=coll,
-        stance_codes=codes,
+        stance_codes=codes, kind=kind,
     )
     audit.record(
         campaign=campaign, action=audit.Action.CAMPAIGN_CREATED, by=created_by, subject=slug,
-        after={"name": name, "preset": preset, "collection": coll.slug, **({"stance_codes": codes} if codes else {})},
+        after={"name": name, "preset": preset, "collection": coll.slug, **({"kind": kind} if kind != Kind.RANKING else {}), **({"stance_codes": codes} if codes else {})},
     )
     for user in dict.fromkeys(organisers):
         add_member(campaign=campaign, user=user, by=created_by)

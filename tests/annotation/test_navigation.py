@@ -61,7 +61,7 @@ def test_a_position_reads_its_document_with_it_when_asked(assignment, five, djan
         assert (document.pk, document.doc_id, document.title, document.body, document.is_html, document.url, document.has_text) == (
             expected.pk, expected.doc_id, expected.title, expected.body, expected.is_html, expected.url, expected.has_text
         )
-    assert document.get_deferred_fields() == {"metadata", "text_hash"}
+    assert document.get_deferred_fields() == {"text_hash"}
     assert queues.queue_position(assignment, 3).document is None
 
 

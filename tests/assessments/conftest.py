@@ -3,16 +3,13 @@ management commands run the way a shell runs them (exit status, stdout, stderr);
 scratch database beside the test database and a way to point the code at it."""
 
 import gzip
-import io
 import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg2
 import pytest
-from django.core.management import call_command
 from django.db import connection, connections
 
 from tests.factories import CampaignFactory, TopicFactory
@@ -45,28 +42,6 @@ def upload_root(settings, tmp_path) -> Path:
     """MEDIA_ROOT in a temporary folder, so uploads kept for jobs never land in var/."""
     settings.MEDIA_ROOT = tmp_path / "media"
     return settings.MEDIA_ROOT
-
-
-@dataclass
-class CommandResult:
-    code: int
-    out: str
-    err: str
-
-
-@pytest.fixture
-def command() -> Callable[..., CommandResult]:
-    """command("import_runs", slug, path, ...) -> exit status and what it printed, as a shell would see them."""
-
-    def run(name: str, *args) -> CommandResult:
-        out, err = io.StringIO(), io.StringIO()
-        try:
-            call_command(name, *map(str, args), stdout=out, stderr=err, no_color=True)
-        except SystemExit as exc:
-            return CommandResult(int(exc.code), out.getvalue(), err.getvalue())
-        return CommandResult(0, out.getvalue(), err.getvalue())
-
-    return run
 
 
 class ScratchDatabase:

@@ -91,7 +91,7 @@ def test_the_archive_holds_every_judgment_with_its_full_history(archived):
     assert [h["revision"] for h in relabelled["history"]] == [1, 2, 3]
     assert relabelled["history"][-1]["labels"] == relabelled["labels"] == {"relevance": 2, "quality": 1, "stance": "NEUTRAL"}
     assert relabelled["replies"][0]["author"] == "olivia"
-    assert manifest["format"] == "touchstone-campaign-archive" and manifest["version"] == 2
+    assert manifest["format"] == "touchstone-campaign-archive" and manifest["version"] == 3
     assert [m["name"] for m in manifest["members"]] == [*SPECS, "snapshots/0001.qrels", "snapshots/0002.qrels"]
 
 
@@ -280,7 +280,7 @@ def _old_record(member: str, record: dict) -> dict:
     if member == "campaign.jsonl":
         old = {}
         for key, value in record.items():
-            if key == "stance_codes":  # came after version 1
+            if key in ("stance_codes", "kind"):  # came after version 1
                 continue
             old[key] = OLD_SCHEME if key == "scheme" else value
             if key == "training_round":
@@ -288,12 +288,21 @@ def _old_record(member: str, record: dict) -> dict:
         return old
     if member in ("judgments.jsonl", "adjudications.jsonl"):
         return {**_columns(record), "history": [_columns(h) for h in record["history"]]}
-    return record
+    return _version_2_record(member, record)
 
 
-def as_version_1(source: Path, target: Path) -> Path:
-    """The archive at `source` as the code before label dimensions wrote it: the same records in the old layout, a
-    manifest of version 1 made by the same writer (so sizes and checksums are its own)."""
+def _version_2_record(member: str, record: dict) -> dict:
+    """Before classification campaigns: no campaign kind, topic metadata or run predictions."""
+    gone = {"campaign.jsonl": "kind", "topics.jsonl": "metadata", "runs.jsonl": "predictions"}.get(member)
+    return {key: value for key, value in record.items() if key != gone}
+
+
+def as_version_1(source: Path, target: Path, *, version: int = 1) -> Path:
+    """The archive at `source` as the code before label dimensions wrote it (version 2: before classification
+    campaigns): the same records in the old layout, a manifest of that version made by the same writer (so sizes and
+    checksums are its own)."""
+    old_record = _old_record if version == 1 else _version_2_record
+    schema = "assessments.0019_ranking_stage" if version == 1 else "assessments.0021_campaign_stance_codes"
     with zipfile.ZipFile(source) as new, open(target, "wb") as stream:
         manifest = json.loads(new.read("manifest.json"))
         writer = ArchiveWriter(stream)
@@ -302,10 +311,10 @@ def as_version_1(source: Path, target: Path) -> Path:
             with writer.member(name) as member:
                 if name in SPECS:
                     for line in new.read(name).splitlines():
-                        member.write(_old_record(name, json.loads(line)))
+                        member.write(old_record(name, json.loads(line)))
                 else:
                     member.write_bytes(new.read(name))
-        writer.finish(version=1, campaign=manifest["campaign"], exported_at=manifest["exported_at"], schema="assessments.0019_ranking_stage")
+        writer.finish(version=version, campaign=manifest["campaign"], exported_at=manifest["exported_at"], schema=schema)
     return target
 
 
@@ -332,6 +341,22 @@ def test_an_archive_of_format_version_1_imports_with_the_same_qrels_byte_for_byt
     scheme = copy.label_scheme
     assert scheme.names == ("relevance", "quality", "stance")
     assert {scheme.dimension(name).condition for name in ("quality", "stance")} == {Condition("relevance", min=1)}
+
+
+def test_an_archive_of_format_version_2_imports_as_a_ranking_campaign_with_the_same_figures(archived, tmp_path):
+    _, before, exported = archived
+    old = as_version_1(exported.path, tmp_path / "old.zip", version=2)
+    with zipfile.ZipFile(old) as archive:
+        assert json.loads(archive.read("manifest.json"))["version"] == 2
+        assert "kind" not in json.loads(archive.read("campaign.jsonl"))
+
+    import_campaign(path=old, slug="from-version-2")
+
+    copy = Campaign.objects.get(slug="from-version-2")
+    after = fingerprint(copy)
+    for key in ("qrels", "snapshots", "judgments", "history", "adjudications", "evaluation", "topics", "runs"):
+        assert after[key] == before[key], key
+    assert copy.kind == "ranking"
 
 
 def test_an_archive_written_by_the_code_before_label_dimensions_imports_with_its_own_exports_byte_for_byte():

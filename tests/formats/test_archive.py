@@ -13,7 +13,7 @@ from assessments.formats.errors import FormatError
 
 TOPIC = {
     "number": "1", "title": "Cats or dogs?", "description": "", "narrative": "", "compared_objects": ["cats", "dogs"],
-    "cause": "", "effect": "", "is_training": False, "pool_seed": 7, "position": 0,
+    "cause": "", "effect": "", "is_training": False, "pool_seed": 7, "position": 0, "metadata": {},
 }
 JUDGMENT = {
     "topic": "1", "doc": "d1", "assessor": "alice", "phase": "main", "labels": {"relevance": 2, "stance": "PRO"},
@@ -189,8 +189,8 @@ def test_a_member_with_other_line_count_than_listed_is_refused():
 @pytest.mark.parametrize(
     ("changes", "error"),
     [
-        ({"version": 3}, "archive format version '3'; this Touchstone reads versions 1 and 2"),
-        ({"version": True}, "archive format version 'True'; this Touchstone reads versions 1 and 2"),
+        ({"version": 4}, "archive format version '4'; this Touchstone reads versions 1, 2 and 3"),
+        ({"version": True}, "archive format version 'True'; this Touchstone reads versions 1, 2 and 3"),
         ({"format": "something-else"}, "not a campaign archive (format is not 'touchstone-campaign-archive')"),
         ({"members": [{"name": "../../etc/passwd", "bytes": 0, "records": 0, "sha256": ""}]}, "member campaign.jsonl is missing from the list"),
     ],

@@ -36,6 +36,12 @@ def test_columns_not_named_are_deferred_and_load_on_access(django_assert_num_que
         assert made.title == "Tea or coffee?"
 
 
+def test_columns_named_out_of_the_models_order_land_in_their_own_fields():
+    topic = TopicFactory(title="Tea or coffee?", compared_objects=["tea", "coffee"], pool_seed=17)
+    made = read(ModelColumns(Topic, "x", ["pool_seed", "compared_objects", "id", "title"]), topic.pk)
+    assert (made.pk, made.title, made.compared_objects, made.pool_seed) == (topic.pk, "Tea or coffee?", ["tea", "coffee"], 17)
+
+
 def test_an_instance_saves_like_a_loaded_one():
     topic = TopicFactory(title="Before")
     made = read(ModelColumns(Topic, "x"), topic.pk)

@@ -18,7 +18,8 @@ class Command(BaseCommand):
         "Agreement per label dimension of the campaign's scheme (ordinal for graded ones, nominal for categories "
         "and questions) over every document two or more assessors judged in the phase (imported "
         "judgments included): Cohen's kappa per pair (unweighted, and linearly weighted for ordinal scales), "
-        "Fleiss' kappa, Krippendorff's alpha and the binary (relevant or not) kappa, overall and per topic."
+        "Fleiss' kappa, Krippendorff's alpha, Gwet's AC1 and the binary (relevant or not) kappa, overall and per topic "
+        "(and per language of a classification campaign's items)."
     )
 
     def add_arguments(self, parser) -> None:
@@ -60,12 +61,17 @@ class Command(BaseCommand):
             ))
             out.write(f"  Fleiss' kappa        {_f(report.fleiss):>7}  ({report.fleiss_items} documents with the usual panel)")
             out.write(f"  Krippendorff's alpha {_f(report.alpha):>7}  ({level})")
+            out.write(f"  Gwet's AC1           {_f(report.ac1):>7}  (nominal: robust when one label dominates)")
             if report.ordinal:
                 out.write(f"  binary kappa         {_f(report.binary_kappa):>7}  (label ≥ 1 against below, as trec_eval binarises)")
             if report.cohen:
                 out.write(f"  {'pair':<30} {'documents':>9} {'kappa':>7} {'weighted':>8}")
                 for p in report.cohen:
                     out.write(f"  {f'{p.rater_a} – {p.rater_b}':<30} {p.n_items:>9} {_f(p.unweighted):>7} {_f(p.linear):>8}")
+            if figures.languages:
+                out.write(f"  {'language':<10} {'items':>9} {'fleiss':>7} {'alpha':>7} {'AC1':>7}")
+                for language, r in figures.languages.items():
+                    out.write(f"  {language:<10} {r.n_items:>9} {_f(r.fleiss):>7} {_f(r.alpha):>7} {_f(r.ac1):>7}")
             flagged = {r.rater for r in figures.flagged}
             if figures.assessors:
                 out.write(f"  {'assessor':<30} {'mean kappa':>10} {'pairs':>5}")

@@ -6,8 +6,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from accounts.models import User
-from assessments.labels import PRESET_STANCE_CODES, PRESETS, LabelScheme, SchemeError
+from assessments.labels import CLASSIFICATION_PRESETS, PRESET_STANCE_CODES, PRESETS, LabelScheme, SchemeError
 from assessments.management.progress import fail
+from assessments.models import Kind
 from assessments.services.campaigns import CampaignError, create_campaign, format_stance_codes, parse_stance_codes
 
 
@@ -40,12 +41,18 @@ class Command(BaseCommand):
             f"SUP=SUPPORT,REF=REFUTE,NEU=NEUTRAL,NO=NO (an empty string: none). Default: the preset's ({defaults}), else none",
         )
         parser.add_argument(
+            "--kind", choices=Kind.values,
+            help="ranking: topics, runs and pools; classification: items (comments) labelled beside their proposal "
+            "and submissions scored against the decided labels (import_items). Default: classification for "
+            f"{', '.join(sorted(CLASSIFICATION_PRESETS))}, else ranking",
+        )
+        parser.add_argument(
             "--organisers", default="", metavar="NAMES",
             help="comma-separated user names of the organisers who run it (organisers reach only their campaigns; "
             "admins reach all)",
         )
 
-    def handle(self, *args, slug, name, preset, scheme, collection, guidelines, organisers, stance_codes, **options):
+    def handle(self, *args, slug, name, preset, scheme, collection, guidelines, organisers, stance_codes, kind, **options):
         if preset is None and scheme is None:
             fail(self, "give --preset NAME or --scheme FILE")
         if scheme is not None and preset not in (None, "custom"):
@@ -65,13 +72,13 @@ class Command(BaseCommand):
             codes = None if stance_codes is None else parse_stance_codes(stance_codes)
             campaign = create_campaign(
                 slug=slug, name=name, preset=preset, collection=collection, scheme=label_scheme, guidelines=text,
-                stance_codes=codes, organisers=[people[n] for n in names],
+                stance_codes=codes, kind=kind, organisers=[people[n] for n in names],
             )
         except CampaignError as exc:
             fail(self, exc)
         run_by = f", run by {', '.join(names)}" if names else " (only admins reach it until it has organisers)"
         self.stdout.write(
-            f"created campaign {campaign.slug} ({campaign.preset}) with collection {campaign.collection.slug}{run_by}"
+            f"created {'classification ' if campaign.is_classification else ''}campaign {campaign.slug} ({campaign.preset}) with collection {campaign.collection.slug}{run_by}"
         )
         if campaign.stance_codes:
             self.stdout.write(f"stance codes in runs: {format_stance_codes(campaign.stance_codes, campaign.label_scheme)}")

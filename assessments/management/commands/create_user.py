@@ -9,6 +9,7 @@ from django.db import transaction
 
 from accounts.models import HUMAN_ROLES, Role, User
 from accounts.usernames import lookalike_of, username_problem
+from assessments.formats.cofe import LANGUAGES
 
 
 class Command(BaseCommand):
@@ -24,9 +25,17 @@ class Command(BaseCommand):
         parser.add_argument("--password", help="the password (default: generate one and print it)")
         parser.add_argument("--new-password", action="store_true", help="existing user: generate a new password")
         parser.add_argument("--email", default="")
+        parser.add_argument(
+            "--languages", metavar="CODES",
+            help="the languages the person reads, ISO 639-1 codes such as de,fr,en: a classification campaign gives "
+            "them only items in these (an empty string: none)",
+        )
 
     @transaction.atomic
-    def handle(self, *args, username: str, role: str, password: str | None, new_password: bool, email: str, **options):
+    def handle(
+        self, *args, username: str, role: str, password: str | None, new_password: bool, email: str,
+        languages: str | None, **options,
+    ):
         existing = User.objects.select_for_update().filter(username=username).first()
         created = existing is None
         if existing is None:
@@ -53,6 +62,11 @@ class Command(BaseCommand):
         user.role = role
         if email:
             user.email = email
+        if languages is not None:
+            codes = [code.strip() for code in languages.split(",") if code.strip()]
+            if unknown := [code for code in codes if code not in LANGUAGES]:
+                raise CommandError(f"unknown language code {', '.join(unknown)}: use ISO 639-1 codes ({', '.join(sorted(LANGUAGES))})")
+            user.languages = list(dict.fromkeys(codes))
         user.save()
 
         if created:
@@ -62,6 +76,8 @@ class Command(BaseCommand):
             self.stdout.write(self.style.SUCCESS(f"updated {username}: {change}"))
             if password is None:
                 self.stdout.write("password unchanged")
+        if languages is not None:
+            self.stdout.write(f"reads: {', '.join(user.languages) or 'no language given'}")
         if generated:
             self.stdout.write(f"password: {generated}")
         elif password is not None and not created:

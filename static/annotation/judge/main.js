@@ -45,6 +45,7 @@ const actions = {
   },
   "highlight": () => view.setHighlight(!prefs.highlight),
   "plain": () => view.setPlain(!prefs.plain),
+  "translation": view.toggleTranslation,
   "flag": labels.toggleFlag,
   "undo": labels.undoClear,
   "note": openNote,

@@ -94,3 +94,15 @@ function apply() {
     node.replaceWith(fragment);
   });
 }
+
+// A classification item's proposal: as written or in the lab's English translation (the topic pane stays while
+// the item beside it changes, so the choice holds for the proposal's next comments too).
+export function toggleTranslation() {
+  const original = $("#proposal-original");
+  const english = $("#proposal-english");
+  if (!original || !english) return;
+  const showEnglish = english.hidden;
+  english.hidden = !showEnglish;
+  original.hidden = showEnglish;
+  $$('[data-action="translation"]').forEach((b) => b.setAttribute("aria-pressed", String(showEnglish)));
+}

@@ -1,0 +1,103 @@
+"""A classification campaign (Touché 2023 Task 4, CoFE) from the command line: the lab's toy comments imported as
+items beside their proposals, the truth's labels as an import source's prior labels, and bad files refused whole
+with file and line."""
+
+import pytest
+
+from accounts.models import User
+from assessments.models import Campaign, Document, Judgment, PoolEntry, Run, Topic
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def cofe(db, command) -> Campaign:
+    made = command("create_campaign", "cofe23", "--name", "CoFE stance", "--preset", "touche-2023-task4")
+    assert "created classification campaign cofe23" in made.out
+    return Campaign.objects.get(slug="cofe23")
+
+
+PROPOSALS = (
+    "id\ttitle\tproposal\tproposal_en\ttitle_en\tTopic\tlan\tendorsements\n"
+    "238\tFrontex stärken\tDie Grenzschutzagentur braucht mehr Mittel.\tThe border agency needs more funds.\t"
+    "Strengthen Frontex\tMigration\tde\t12\n"
+)
+
+
+def test_the_toy_comments_become_items_under_their_proposals_and_the_truth_prior_labels(cofe, command, touche_data, tmp_path):
+    toy = touche_data / "2023-task4-toy"
+    (tmp_path / "proposals.tsv").write_text(PROPOSALS, encoding="utf-8")
+
+    out = command("import_items", "cofe23", toy / "toy-input" / "data.tsv", "--proposals", tmp_path / "proposals.tsv").out
+
+    assert "10 comments on 2 proposals (de 6, en 2, es 1, fr 1): 10 new" in out
+    documents = Document.objects.filter(collection=cofe.collection)
+    assert documents.count() == 10 and PoolEntry.objects.filter(topic__campaign=cofe).count() == 10
+    french = documents.get(doc_id="comment_39734")
+    assert french.metadata["language"] == "fr" and french.body.startswith("Bon , se n'est pas") and "\n\n" in french.body
+    assert not french.is_html
+    proposal = Topic.objects.get(campaign=cofe, number="238")
+    assert (proposal.title, proposal.metadata["title_en"], proposal.metadata["language"]) == (
+        "Frontex stärken", "Strengthen Frontex", "de")
+    assert PoolEntry.objects.get(document=french).topic == proposal
+    assert not Judgment.objects.exists()
+
+    # The truth: the same comments with labels, kept as the source's prior labels; the items do not change.
+    out = command("import_items", "cofe23", toy / "toy-truth" / "data.tsv", "--assessor", "cofe-truth").out
+
+    assert "0 new, 0 changed, 0 newly given" in out and "10 prior labels as cofe-truth" in out
+    truth = {j.document.doc_id: j.labels["stance"] for j in Judgment.objects.select_related("document")}
+    assert truth["comment_886"] == "In favor" and len(truth) == 10
+    assert set(truth.values()) <= {"In favor", "Against", "Other"}
+    assert User.objects.get(username="cofe-truth").is_source
+    # Again: nothing changes.
+    out = command("import_items", "cofe23", toy / "toy-truth" / "data.tsv", "--assessor", "cofe-truth").out
+    assert "(0 new or changed)" in out
+
+
+@pytest.mark.parametrize("change, error", [
+    (lambda text: text.replace("\ten\t", "\txx\t", 1), "data.tsv:2: comment comment_886: unknown language code 'xx'"),
+    (lambda text: text.replace("+02:00\tIn favor", "+02:00\tNeutral", 1), "data.tsv:2: label 'Neutral' of comment_886 is not one of"),
+    (lambda text: text + text.splitlines(keepends=True)[1], "appears twice"),
+])
+def test_a_bad_file_is_refused_whole_naming_file_and_line(cofe, command, touche_data, tmp_path, change, error):
+    source = (touche_data / "2023-task4-toy" / "toy-truth" / "data.tsv").read_text(encoding="utf-8")
+    bad = tmp_path / "data.tsv"
+    bad.write_text(change(source), encoding="utf-8")
+
+    refused = command("import_items", "cofe23", bad, "--assessor", "cofe-truth")
+
+    assert refused.code == 1 and refused.err.startswith("error: ") and error in refused.err
+    assert not Document.objects.filter(collection=cofe.collection).exists() and not Topic.objects.filter(campaign=cofe).exists()
+
+
+def test_labels_in_the_file_need_a_source_and_a_person_is_never_one(cofe, command, touche_data):
+    truth = touche_data / "2023-task4-toy" / "toy-truth" / "data.tsv"
+    User.objects.create_user("alice", password="x-long-enough-password")
+    assert "gives 10 labels: name the source" in command("import_items", "cofe23", truth).err
+    assert "'alice' is a person's account" in command("import_items", "cofe23", truth, "--assessor", "alice").err
+    assert not Document.objects.exists()
+
+
+def test_a_ranking_campaign_takes_no_items(db, command, touche_data):
+    command("create_campaign", "args23", "--name", "Args", "--preset", "touche-2023-task1")
+    refused = command("import_items", "args23", touche_data / "2023-task4-toy" / "toy-input" / "data.tsv")
+    assert "judges pooled documents: items are imported into a classification campaign" in refused.err
+
+
+def test_a_classification_campaign_archives_whole(cofe, command, touche_data, tmp_path):
+    toy = touche_data / "2023-task4-toy"
+    (tmp_path / "proposals.tsv").write_text(PROPOSALS, encoding="utf-8")
+    command("import_items", "cofe23", toy / "toy-truth" / "data.tsv", "--proposals", tmp_path / "proposals.tsv",
+            "--assessor", "cofe-truth")
+    Run.objects.create(campaign=cofe, tag="always-in-favor", predictions={"comment_886": "In favor"})
+
+    assert command("export_campaign", "cofe23", "--output", tmp_path / "cofe.zip").code == 0
+    assert command("import_campaign", tmp_path / "cofe.zip", "--slug", "cofe-copy").code == 0
+
+    copy = Campaign.objects.get(slug="cofe-copy")
+    assert copy.is_classification and copy.label_scheme == cofe.label_scheme
+    assert Topic.objects.get(campaign=copy, number="238").metadata == Topic.objects.get(campaign=cofe, number="238").metadata
+    assert Run.objects.get(campaign=copy).predictions == {"comment_886": "In favor"}
+    labels = {(j.document.doc_id, j.labels["stance"]) for j in Judgment.objects.filter(topic__campaign=copy).select_related("document")}
+    assert len(labels) == 10 and ("comment_886", "In favor") in labels

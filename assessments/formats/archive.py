@@ -314,7 +314,9 @@ def _from_version_1(name: str, value: dict) -> dict:
 # campaign then ranked documents, no topic had metadata and no run predicted labels.
 
 SPECS_VERSION_2 = _specs(labels={"labels": labels_object}, settings={"stance_codes": anything})
-_VERSION_2_DEFAULTS = {"campaign.jsonl": {"kind": "ranking"}, "topics.jsonl": {"metadata": {}}, "runs.jsonl": {"predictions": {}}}
+_VERSION_2_DEFAULTS: dict[str, dict[str, object]] = {
+    "campaign.jsonl": {"kind": "ranking"}, "topics.jsonl": {"metadata": {}}, "runs.jsonl": {"predictions": {}},
+}
 
 
 def _from_version_2(name: str, value: dict) -> dict:

@@ -70,8 +70,8 @@ class Command(BaseCommand):
                     out.write(f"  {f'{p.rater_a} – {p.rater_b}':<30} {p.n_items:>9} {_f(p.unweighted):>7} {_f(p.linear):>8}")
             if figures.languages:
                 out.write(f"  {'language':<10} {'items':>9} {'fleiss':>7} {'alpha':>7} {'AC1':>7}")
-                for language, r in figures.languages.items():
-                    out.write(f"  {language:<10} {r.n_items:>9} {_f(r.fleiss):>7} {_f(r.alpha):>7} {_f(r.ac1):>7}")
+                for language, by in figures.languages.items():
+                    out.write(f"  {language:<10} {by.n_items:>9} {_f(by.fleiss):>7} {_f(by.alpha):>7} {_f(by.ac1):>7}")
             flagged = {r.rater for r in figures.flagged}
             if figures.assessors:
                 out.write(f"  {'assessor':<30} {'mean kappa':>10} {'pairs':>5}")

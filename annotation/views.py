@@ -7,16 +7,19 @@ script asks for the same URL with htmx's header and swaps in the document partia
 the next document loads wait for it instead of landing on the one being left.
 """
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from accounts.http import AuthenticatedHttpRequest
 from assessments import access
+from assessments.formats.cofe import LANGUAGES
 from assessments.labels import CATEGORY, QUESTION, Condition, LabelScheme
 from assessments.models import Phase
 from assessments.rendering import document_html, safe_link, topic_terms
@@ -36,7 +39,20 @@ JUDGE_PAGE_CSP = (
 def my_work(request: AuthenticatedHttpRequest) -> HttpResponse:
     return render(request, "annotation/my_work.html", {
         "assignments": queues.work_for_assessor(request.user), "replies": discussion.replies_for_assessor(request.user),
+        "languages": [(code, code in request.user.languages) for code in sorted(LANGUAGES)],
     })
+
+
+@require_POST
+@login_required
+def languages(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The languages the assessor reads: a multilingual campaign gives them only items in these
+    (services.item_assignments), so only they can say which."""
+    chosen = [code for code in request.POST.getlist("languages") if code in LANGUAGES]
+    request.user.languages = sorted(set(chosen))
+    request.user.save(update_fields=["languages"])
+    messages.success(request, f"Languages you read: {', '.join(request.user.languages) or 'none'}.")
+    return redirect("annotation:my_work")
 
 
 @login_required

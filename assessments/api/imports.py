@@ -80,6 +80,15 @@ class RunUploadSerializer(serializers.Serializer):
     team = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
 
 
+class ItemUploadSerializer(serializers.Serializer):
+    comments = serializers.FileField(help_text="the comments file: TAB-separated with a header (id id_prop … comment … lan … label)")
+    proposals = serializers.FileField(required=False, help_text="the proposals file: id title proposal proposal_en title_en … lan")
+    assessor = serializers.CharField(
+        required=False, allow_blank=True, max_length=150, default="",
+        help_text="the import source the file's labels are kept under (never a person's account); needed when it has labels",
+    )
+
+
 class _ImportView(generics.GenericAPIView):
     """POST uploads files for one kind of import and answers 202 with the queued job."""
 
@@ -98,7 +107,7 @@ class _ImportView(generics.GenericAPIView):
         upload = self.upload_serializer(data=request.data)
         upload.is_valid(raise_exception=True)
         options = dict(upload.validated_data)
-        files = options.pop("file")
+        files = options.pop("file") if "file" in options else [options.pop("comments"), *filter(None, [options.pop("proposals", None)])]
         try:
             job = start_import(
                 kind=self.kind, campaign=campaign, uploads=files if isinstance(files, list) else [files],
@@ -156,6 +165,17 @@ class DocumentsView(_ImportView):
     def get(self, request, slug: str):
         campaign = self.campaign()
         return Response(DocumentCountsSerializer({"collection": campaign.collection.slug, **document_counts(campaign)}).data)
+
+
+@extend_schema_view(
+    post=extend_schema(
+        request={"multipart/form-data": ItemUploadSerializer}, responses={202: JobSerializer},
+        summary="Import a classification campaign's items (comments, and their proposals); runs as a job",
+    ),
+)
+class ItemsView(_ImportView):
+    kind = "import_items"
+    upload_serializer = ItemUploadSerializer
 
 
 @extend_schema_view(get=extend_schema(summary="A job's progress, and once finished its summary, warnings or errors"))
@@ -229,6 +249,7 @@ def register(router) -> list:
         path("campaigns/<slug:slug>/topics/", TopicsView.as_view(), name="api-topics"),
         path("campaigns/<slug:slug>/runs/", RunsView.as_view(), name="api-runs"),
         path("campaigns/<slug:slug>/documents/", DocumentsView.as_view(), name="api-documents"),
+        path("campaigns/<slug:slug>/items/", ItemsView.as_view(), name="api-items"),
         path("jobs/<int:job_id>/", JobView.as_view(), name="api-job"),
         path("jobs/<int:job_id>/cancel/", JobCancelView.as_view(), name="api-job-cancel"),
         path("jobs/<int:job_id>/retry/", JobRetryView.as_view(), name="api-job-retry"),

@@ -1,6 +1,7 @@
 """Results and qrels in the API, for organisers' scripts: the same services as the results pages.
 
-* ``GET  campaigns/<slug>/results/``: every run's score (and judged@k, stance scores, intervals), as `evaluate_runs --format json`.
+* ``GET  campaigns/<slug>/results/``: every run's score (and judged@k, stance scores, intervals), as `evaluate_runs --format json`;
+  for a classification campaign every submission's figure overall and per language (services.classification).
 * ``GET  campaigns/<slug>/qrels/``: the snapshots; ``POST`` exports a new one and streams the file back.
 * ``GET  campaigns/<slug>/qrels/<n>/``: a snapshot's file; ``…/qrels/<a>/diff/<b>/``: what changed, and who changed it.
 * ``POST campaigns/<slug>/qrels/import/``: upload earlier judgments; answers 202 with the import job.
@@ -17,7 +18,8 @@ from rest_framework.views import APIView
 
 from assessments import access
 from assessments.formats.errors import FormatError
-from assessments.services import evaluation, exports
+from assessments.metrics.classification import CONVENTIONS, MEASURES
+from assessments.services import classification, evaluation, exports
 from assessments.services.imports import ImportProblem
 from assessments.services.imports import qrels as qrels_imports
 from assessments.views.results import streaming_qrels_response
@@ -38,6 +40,19 @@ class ResultsQuerySerializer(serializers.Serializer):
     rule = serializers.CharField(default="majority")
     ci = serializers.FloatField(required=False, min_value=0, max_value=1, help_text="bootstrap interval level, e.g. 0.95")
     test = serializers.ChoiceField(choices=evaluation.TESTS, required=False, help_text="mark the runs tied with the best")
+    seed = serializers.IntegerField(default=evaluation.significance.DEFAULT_SEED)
+
+
+class ClassificationQuerySerializer(serializers.Serializer):
+    """The query of a classification campaign's results (Touché 2023 Task 4)."""
+
+    measure = serializers.ChoiceField(choices=list(MEASURES), default=classification.DEFAULT_MEASURE)
+    by = serializers.ChoiceField(choices=list(classification.BY), required=False, help_text="figures per language too")
+    convention = serializers.ChoiceField(choices=list(CONVENTIONS), default="touche")
+    phase = serializers.ChoiceField(choices=list(exports.PHASES), default="main")
+    rule = serializers.CharField(default=classification.DEFAULT_RULE)
+    ci = serializers.FloatField(required=False, min_value=0, max_value=1, help_text="bootstrap interval level over comments")
+    test = serializers.ChoiceField(choices=list(classification.TESTS), required=False, help_text="mark the submissions tied with the best")
     seed = serializers.IntegerField(default=evaluation.significance.DEFAULT_SEED)
 
 
@@ -106,15 +121,37 @@ class ResultsView(APIView):
     @extend_schema(
         parameters=[ResultsQuerySerializer], responses=RunResultSerializer(many=True),
         summary="Every run scored by a trec_eval measure against the current judgments",
+        description=(
+            "A classification campaign (Touché 2023 Task 4) answers with every submission scored as the organisers' "
+            "evaluation.py scores it, one row per submission (run, measure, value, per_language, convention, "
+            f"ci_low/ci_high), and reads other parameters: measure (one of {', '.join(MEASURES)}; default "
+            f"{classification.DEFAULT_MEASURE}), by=language, convention ({' or '.join(CONVENTIONS)}), phase, rule "
+            f"(default {classification.DEFAULT_RULE}), ci, test=permutation, seed."
+        ),
     )
     def get(self, request, slug: str):
         campaign = access.get_campaign_for_organiser(request.user, slug)
+        if campaign.is_classification:
+            return self._submissions(request, campaign)
         params = ResultsQuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         options = params.validated_data
         access.check_rule(request.user, campaign, options["rule"])
         try:
             board = evaluation.evaluate_runs(campaign=campaign, kinds=tuple(options.pop("kind")), **options)
+        except exports.ExportError as exc:
+            return _bad_request(exc)
+        return Response(board.as_json())
+
+    def _submissions(self, request, campaign):
+        """A classification campaign: one row per submission as `evaluate_runs --format json` prints it (run, measure,
+        value, per_language with by=language, ci_low/ci_high, convention)."""
+        params = ClassificationQuerySerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        options = params.validated_data
+        access.check_rule(request.user, campaign, options["rule"])
+        try:
+            board = classification.score_submissions(campaign, **options)
         except exports.ExportError as exc:
             return _bad_request(exc)
         return Response(board.as_json())

@@ -81,7 +81,28 @@ class RunsForm(forms.Form):
         return {"team": self.cleaned_data["team"]}
 
 
-FORMS: dict[str, type[TopicsForm | DocumentsForm | RunsForm]] = {"topics": TopicsForm, "documents": DocumentsForm, "runs": RunsForm}
+class ItemsForm(forms.Form):
+    kind = "import_items"
+    comments = forms.FileField(label="Comments file", help_text="TAB-separated with a header (id id_prop … comment … lan … label), as the lab's CoFE files")
+    proposals = forms.FileField(required=False, label="Proposals file", help_text="optional: id title proposal proposal_en title_en … lan")
+    assessor = forms.CharField(
+        required=False, max_length=150, label="Source of the labels in the file",
+        help_text="a name no person's account has (e.g. cofe-test); needed when the file has labels other than ---",
+    )
+
+    def uploads(self) -> list:
+        return [self.cleaned_data["comments"], *([self.cleaned_data["proposals"]] if self.cleaned_data["proposals"] else [])]
+
+    def options(self) -> dict:
+        return {"assessor": self.cleaned_data["assessor"]}
+
+
+FORMS: dict[str, type[TopicsForm | DocumentsForm | RunsForm | ItemsForm]] = {
+    "topics": TopicsForm, "documents": DocumentsForm, "runs": RunsForm, "items": ItemsForm,
+}
+# A classification campaign's items are comments beside their proposals, imported together; its runs are
+# submissions of labels. A ranking campaign has no items.
+_SHOWN = {True: ("items", "runs"), False: ("topics", "documents", "runs")}
 
 
 @login_required
@@ -89,7 +110,8 @@ def imports_page(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     return render(request, "assessments/imports.html", {
         "campaign": campaign,
-        "forms": {what: form_class(prefix=what) for what, form_class in FORMS.items()},
+        # Pairs, not a dict: a template reads forms.items as the "items" form before the method.
+        "forms": [(what, FORMS[what](prefix=what)) for what in _SHOWN[campaign.is_classification]],
         "topics": campaign.topics.order_by("position", "number"),
         "runs": campaign.runs.select_related("uploaded_by").order_by("tag"),
         "documents": document_counts(campaign),

@@ -23,9 +23,10 @@ from accounts.http import AuthenticatedHttpRequest
 from assessments import access
 from assessments.formats.errors import FormatError
 from assessments.formats.qrels import MERGED_COLUMNS
+from assessments.metrics.classification import CONVENTIONS, MEASURES
 from assessments.models import Campaign
 from assessments.selectors.campaigns import recent_jobs
-from assessments.services import evaluation, exports
+from assessments.services import classification, evaluation, exports
 from assessments.services.imports import ImportProblem
 from assessments.services.imports import qrels as qrels_imports
 
@@ -182,9 +183,90 @@ def _table(board: evaluation.Leaderboard, results: list, sort: str, descending: 
     return header, rows
 
 
+class ClassificationForm(forms.Form):
+    """What a classification campaign's leaderboard shows (Touché 2023 Task 4): the measure it is sorted by (and
+    shown per language), the scorer's convention, whose labels decide."""
+
+    measure = forms.ChoiceField(choices=[(name, name) for name in MEASURES], initial=classification.DEFAULT_MEASURE)
+    by = forms.ChoiceField(choices=[("language", "Overall and per language"), ("", "Overall only")], required=False,
+                           initial="language", label="Figures")
+    convention = forms.ChoiceField(choices=[(name, f"{name}: {text}") for name, text in CONVENTIONS.items()], initial="touche")
+    phase = forms.ChoiceField(choices=PHASE_CHOICES, initial="main")
+    rule = forms.ChoiceField(initial=classification.DEFAULT_RULE)
+    ci = forms.TypedChoiceField(choices=CI_CHOICES, coerce=float, empty_value=None, required=False, initial="", label="Intervals")
+    test = forms.ChoiceField(choices=[("", "No grouping"), ("permutation", "Randomisation test")], required=False,
+                             initial="", label="Group with the best")
+    defaults = ("measure", "by", "convention", "phase", "rule", "ci", "test")
+
+    def __init__(self, data, *, campaign: Campaign, user):
+        access.check_rule(user, campaign, (data or {}).get("rule", ""))
+        data = data.copy()
+        for name in self.defaults:
+            data.setdefault(name, self.base_fields[name].initial)
+        super().__init__(data)
+        # max and mean mean nothing for classes; a tie goes to the label first in the scheme
+        names = {"majority": "Majority (tie: the label first in the scheme)"}
+        choices = [(rule, names.get(rule, text)) for rule, text in _rule_choices(campaign, user) if rule not in ("max", "mean")]
+        cast(forms.ChoiceField, self.fields["rule"]).choices = sorted(choices, key=lambda c: c[0] != classification.DEFAULT_RULE)
+
+
+def _classification_leaderboard(request: AuthenticatedHttpRequest, campaign: Campaign) -> HttpResponse:
+    form = ClassificationForm(request.GET, campaign=campaign, user=request.user)
+    context: dict = {"campaign": campaign, "form": form, "classification": True, "error": ""}
+    if not form.is_valid():
+        context["error"] = form.errors.as_text()
+    else:
+        options = form.cleaned_data
+        try:
+            board = classification.score_submissions(
+                campaign, measure=(options["measure"], *(name for name in MEASURES if name != options["measure"])),
+                by=options["by"] or None, convention=options["convention"],
+                phase=options["phase"], rule=options["rule"], ci=options["ci"], test=options["test"] or None,
+            )
+        except exports.ExportError as exc:
+            context["error"] = str(exc)
+        else:
+            context.update(board=board, **_classification_table(board))
+    template = "assessments/results_table.html" if request.htmx else "assessments/results.html"
+    return render(request, template, context, status=400 if context["error"] and not request.htmx else 200)
+
+
+def _classification_table(board: classification.ClassificationBoard) -> dict:
+    """The header and body cells (the shape `_table` gives the ranking table): every measure overall, the chosen
+    one first (with its interval), then the chosen one per language."""
+    measures = board.measures
+    level = board.statistics.ci_level
+
+    def figure(value: float | None, **cell) -> dict:
+        return {"text": "–" if value is None else f"{value:.4f}", "numeric": True, **cell}
+
+    labels = ["Team", "Run", f"{board.measure} (all)", *([f"{level:.0%} interval"] if level else []),
+              *measures[1:], *(f"{board.measure} ({language})" for language in (board.languages if board.by else ()))]
+    header = [{"key": "", "label": label} for label in labels]
+    rows = []
+    for result in board.results:
+        cells: list[dict] = [{"text": result.team or "—"}, {"text": result.tag, "mono": True}]
+        if not result.scored:
+            missing = f"no prediction for {len(result.missing)} comments with a decided label"
+            rows.append(cells + [{"text": "not scored", "title": missing, "muted": True}] + [{"text": "–"}] * (len(labels) - 3))
+            continue
+        value = result.value(board.measure)
+        cells.append(figure(value, top_group=result.run_id in board.top_group))
+        if level:
+            low, high = result.ci[board.measure]
+            cells.append({"bar": _ci_bar(low, high, value or 0.0)})
+        cells += [figure(result.value(name)) for name in measures[1:]]
+        for language in board.languages if board.by else ():
+            cells.append(figure(result.value(board.measure, language), title=f"{board.languages[language]} comments in {language}"))
+        rows.append(cells)
+    return {"columns": header, "rows": rows}
+
+
 @login_required
 def leaderboard(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
+    if campaign.is_classification:  # submissions of labels, scored as the lab's evaluation.py scores them
+        return _classification_leaderboard(request, campaign)
     form, board, error = _evaluate(request, campaign)
     context = {"campaign": campaign, "form": form, "board": board, "error": error}
     if board:
@@ -209,6 +291,8 @@ def leaderboard(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
 @login_required
 def leaderboard_csv(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
+    if campaign.is_classification:
+        return _classification_csv(request, campaign)
     _, board, error = _evaluate(request, campaign, statistics=False)
     if error:
         return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
@@ -217,6 +301,25 @@ def leaderboard_csv(request: AuthenticatedHttpRequest, slug: str) -> HttpRespons
         f'attachment; filename="{campaign.slug}-{board.measure}-{board.order}-trec_eval{board.trec_eval}-per-topic.csv"'
     )
     board.write_per_topic_csv(response)
+    return response
+
+
+def _classification_csv(request: AuthenticatedHttpRequest, campaign: Campaign) -> HttpResponse:
+    """Every measure overall and per language, one row each (`evaluate_runs --format csv`)."""
+    form = ClassificationForm(request.GET, campaign=campaign, user=request.user)
+    if not form.is_valid():
+        return HttpResponse(form.errors.as_text(), status=400, content_type="text/plain; charset=utf-8")
+    options = form.cleaned_data
+    try:
+        board = classification.score_submissions(
+            campaign, measure=MEASURES, by="language", convention=options["convention"], phase=options["phase"],
+            rule=options["rule"],
+        )
+    except exports.ExportError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-{board.convention}-per-language.csv"'
+    board.write_csv(response)
     return response
 
 

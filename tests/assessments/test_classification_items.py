@@ -101,3 +101,46 @@ def test_a_classification_campaign_archives_whole(cofe, command, touche_data, tm
     assert Run.objects.get(campaign=copy).predictions == {"comment_886": "In favor"}
     labels = {(j.document.doc_id, j.labels["stance"]) for j in Judgment.objects.filter(topic__campaign=copy).select_related("document")}
     assert len(labels) == 10 and ("comment_886", "In favor") in labels
+
+
+def test_items_come_in_through_the_imports_page_and_the_api_as_jobs(
+    cofe, command, client, tmp_path, settings, touche_data, django_capture_on_commit_callbacks
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+    from rest_framework.test import APIClient
+
+    from assessments.models import Job, Membership
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    olivia = User.objects.create_user("olivia", password="x-long-enough-password", role="organiser")
+    Membership.objects.create(campaign=cofe, user=olivia)
+    toy = touche_data / "2023-task4-toy"
+    client.force_login(olivia)
+    page = client.get(reverse("assessments:imports", args=["cofe23"])).content.decode()
+    assert "Items" in page and "Submissions" in page and 'name="documents-files"' not in page
+
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("assessments:import_upload", args=["cofe23", "items"]), {
+            "items-comments": SimpleUploadedFile("data.tsv", (toy / "toy-input" / "data.tsv").read_bytes()),
+            "items-proposals": SimpleUploadedFile("proposals.tsv", PROPOSALS.encode()),
+        })
+    job = Job.objects.get()
+    assert (job.kind, job.status) == ("import_items", "succeeded"), job.message
+    assert job.message.startswith("data.tsv: 10 comments on 2 proposals")
+    assert Topic.objects.get(campaign=cofe, number="238").metadata["title_en"] == "Strengthen Frontex"
+
+    api = APIClient()
+    api.force_authenticate(olivia)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api.post(reverse("api-items", args=["cofe23"]), {
+            "comments": SimpleUploadedFile("truth.tsv", (toy / "toy-truth" / "data.tsv").read_bytes()), "assessor": "cofe-truth",
+        }, format="multipart")
+    assert answer.status_code == 202, answer.content
+    job = Job.objects.get(pk=answer.json()["id"])
+    assert job.status == "succeeded" and "10 prior labels as cofe-truth" in job.message
+    # A person's name is refused before the upload is kept.
+    refused = api.post(reverse("api-items", args=["cofe23"]), {
+        "comments": SimpleUploadedFile("truth.tsv", b"id\tid_prop\tcomment\tlan\n"), "assessor": "olivia",
+    }, format="multipart")
+    assert refused.status_code == 400 and "person's account" in refused.json()["detail"]

@@ -200,7 +200,7 @@ def test_the_import_api_schema_renders_without_warnings():
     upload_body = schema["paths"]["/api/campaigns/{slug}/runs/"]["post"]["requestBody"]["content"]["multipart/form-data"]
     assert upload_body["schema"]["$ref"].endswith("/RunUpload")
     assert set(schema["paths"]) == {
-        "/api/campaigns/{slug}/topics/", "/api/campaigns/{slug}/runs/", "/api/campaigns/{slug}/documents/",
+        "/api/campaigns/{slug}/topics/", "/api/campaigns/{slug}/runs/", "/api/campaigns/{slug}/documents/", "/api/campaigns/{slug}/items/",
         "/api/jobs/{job_id}/", "/api/jobs/{job_id}/cancel/", "/api/jobs/{job_id}/retry/", "/api/jobs/{job_id}/confirm/",
     }
 

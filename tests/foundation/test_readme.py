@@ -6,7 +6,10 @@ Touché files where the README says they are (../shared/data/touche beside the c
 are checked against trec_eval's own output for those runs.
 """
 
+import glob
+import io
 import os
+import shlex
 import shutil
 import stat
 import subprocess
@@ -14,6 +17,7 @@ from pathlib import Path
 
 import psycopg2
 import pytest
+from django.core.management import call_command
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,6 +30,32 @@ def readme_block(heading: str) -> list[str]:
     section = text.split(f"\n{heading}\n", 1)[1]
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     return [line for line in block.splitlines() if line.strip()]
+
+
+PREFIX = ".venv/bin/touchstone "
+
+
+def run_readme_block(heading: str, folder: Path, monkeypatch) -> list[tuple[str, list[str], str, str]]:
+    """Run each line of the block under `heading` as the command it shows, in order, in this process (on the suite's
+    database), from `folder`, where the block's relative paths lead to the repository's files (tests/ linked, var/
+    made) and its globs expand as a shell would: (line, arguments, stdout, stderr) per line, or the test fails at the
+    first line that exits."""
+    lines = readme_block(heading)
+    assert lines and all(line.startswith(PREFIX) for line in lines)
+    (folder / "tests").symlink_to(ROOT / "tests")
+    (folder / "var").mkdir(exist_ok=True)
+    monkeypatch.chdir(folder)
+    outputs = []
+    for line in lines:
+        words = shlex.split(line[len(PREFIX):], comments=True)
+        args = [match for word in words for match in (sorted(glob.glob(word)) if "*" in word else [word])]
+        out, err = io.StringIO(), io.StringIO()
+        try:
+            call_command(*args, stdout=out, stderr=err)
+        except SystemExit as exc:
+            pytest.fail(f"{line!r} exited with {exc.code}: {err.getvalue()}")
+        outputs.append((line, args, out.getvalue(), err.getvalue()))
+    return outputs
 
 
 def test_the_block_is_where_the_test_looks_for_it():

@@ -1,13 +1,14 @@
-"""Evaluate every run of a campaign against its current judgments: the command-line twin of the results
-page and API."""
+"""Evaluate every run of a campaign against its current judgments, or score a classification campaign's
+submissions against the decided labels: the command-line twin of the results page and API."""
 
 import json
 
 from django.core.management.base import BaseCommand
 
 from assessments.management.progress import campaign_or_fail, fail
+from assessments.metrics.classification import CONVENTIONS, MEASURES, OVERALL
 from assessments.metrics.measures import MEASURE_HELP
-from assessments.services import evaluation, exports
+from assessments.services import classification, evaluation, exports
 
 
 def add_evaluation_options(parser, *, several_kinds: bool) -> None:
@@ -54,9 +55,29 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=evaluation.significance.DEFAULT_SEED,
                             help="seed of the bootstrap and permutation draws (recorded in the output)")
         parser.add_argument("--format", choices=("table", "csv", "json"), default="table", help="csv: per-topic scores")
+        classifying = parser.add_argument_group(
+            "classification campaigns (Touché 2023 Task 4)",
+            f"--measure is one of the organisers' evaluation.py ({', '.join(MEASURES)}; default "
+            f"{classification.DEFAULT_MEASURE}); --rule defaults to {classification.DEFAULT_RULE} (where an adjudicator "
+            "decided, that label, else the majority; assessor:SOURCE scores against one import source's labels alone); "
+            "--ci resamples comments (1,000 draws); --test permutation compares the best submission with each other; "
+            "--kind, --order and --trec-eval do not apply",
+        )
+        classifying.add_argument("--by", choices=classification.BY, help="figures per language too")
+        classifying.add_argument(
+            "--convention", choices=list(CONVENTIONS), default="touche",
+            help="; ".join(f"{name}: {text}" for name, text in CONVENTIONS.items()) + " (default touche)",
+        )
+        # Each kind of campaign has its own defaults, chosen in handle().
+        parser.set_defaults(measure=None, rule=None)
 
     def handle(self, *args, slug: str, kind, format: str, **options):
         campaign = campaign_or_fail(self, slug)
+        if campaign.is_classification:
+            self._score_submissions(campaign, kinds=kind, format=format, **options)
+            return
+        options["measure"] = options["measure"] or "nDCG@5"
+        options["rule"] = options["rule"] or "majority"
         try:
             board = evaluation.evaluate_runs(
                 campaign=campaign, kinds=tuple(kind), measure=options["measure"], order=options["order"],
@@ -124,3 +145,62 @@ class Command(BaseCommand):
                       f"α {statistics.alpha}, seed {statistics.seed})")
         for note in notes:
             out.write(note)
+
+    def _score_submissions(self, campaign, *, kinds, format: str, **options) -> None:
+        if kinds:
+            fail(self, f"campaign {campaign.slug} classifies comments: its submissions are scored on the scheme's "
+                       f"{campaign.label_scheme.primary.name} labels, so --kind does not apply")
+        try:
+            board = classification.score_submissions(
+                campaign, rule=options["rule"] or classification.DEFAULT_RULE, convention=options["convention"],
+                by=options["by"], measure=options["measure"] or classification.DEFAULT_MEASURE, phase=options["phase"],
+                ci=options["ci"], test=options["test"], seed=options["seed"],
+            )
+        except exports.ExportError as exc:
+            fail(self, exc)
+        if board.unjudged:
+            fail(self, f"campaign {campaign.slug} has no comment with a decided label (phase {board.phase}, rule "
+                       f"{board.rule}): nothing to score the submissions against (judge comments, or import the "
+                       "truth with import_items --assessor SOURCE)")
+        if format == "json":
+            self.stdout.write(json.dumps(board.as_json(), indent=2))
+        elif format == "csv":
+            board.write_csv(self.stdout)
+        else:
+            self._print_board(board)
+
+    def _print_board(self, board: classification.ClassificationBoard) -> None:
+        """The leaderboard, best first by the measure, then (with --by language) the measure per language."""
+        out, measure, statistics = self.stdout, board.measure, board.statistics
+        tag_width = max([len(r.tag) for r in board.results] + [3])
+        team_width = max([len(r.team) for r in board.results] + [4])
+        width = max(len(measure), 8)
+        languages = list(board.languages) if board.by else []
+        header = f"{'team':<{team_width}}  {'run':<{tag_width}}  {measure:>{width}}"
+        if statistics.ci_level:
+            header += f"  {f'{statistics.ci_level:.0%} interval':>17}"
+        header += "".join(f"  {language:>6}" for language in languages)
+        out.write(header)
+        for result in board.results:
+            line = f"{result.team:<{team_width}}  {result.tag:<{tag_width}}"
+            if not result.scored:
+                out.write(f"{line}  {'not scored':>{width}}  (no prediction for {len(result.missing)} decided comments)")
+                continue
+            mark = "=" if result.run_id in board.top_group else ""
+            line += f"  {mark:>1}{result.value(measure) or 0.0:>{width - 1}.4f}"
+            if statistics.ci_level:
+                low, high = result.ci[measure]
+                line += f"  [{low:.4f}, {high:.4f}]"
+            line += "".join(f"  {result.value(measure, language) or 0.0:>6.4f}" for language in languages)
+            out.write(line)
+        counts = ", ".join(f"{language} {n}" for language, n in board.languages.items())
+        out.write(
+            f"{len(board.results)} submissions; {board.items} comments with a decided label ({counts}); "
+            f"{board.phase} judgments, rule {board.rule}; figures {OVERALL!r} over all comments"
+        )
+        out.write(f"convention {board.convention_text}")
+        if statistics.ci_level:
+            out.write(f"intervals: percentile bootstrap over comments, {statistics.resamples:,} resamples, seed {statistics.seed}")
+        if statistics.test:
+            out.write(f"= not significantly different from the best submission ({statistics.test} test over comments, "
+                      f"Holm over the comparisons with the best, α {statistics.alpha}, seed {statistics.seed})")

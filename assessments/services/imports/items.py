@@ -29,7 +29,7 @@ from assessments.models import Campaign, Document, Judgment, PoolEntry, Topic
 from assessments.services import audit, bulk
 from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.imports.documents import check_collection_writer, text_hash
-from assessments.services.imports.qrels import _check_source_name, _import_assessor
+from assessments.services.imports.sources import check_source_name, source_user
 from assessments.services.judging import RowError, record_judgments_in_bulk
 
 ITEM_STRATEGY = "items"  # PoolEntry.strategy of an item: given, not pooled from runs
@@ -49,11 +49,7 @@ def import_items(
 
     Raises FormatError (file:line) for a bad row and ImportProblem for what the options or the campaign forbid.
     """
-    if not campaign.is_classification:
-        raise ImportProblem(
-            f"campaign {campaign.slug} judges pooled documents: items are imported into a classification campaign "
-            "(create_campaign --preset touche-2023-task4, or --kind classification)"
-        )
+    _require_classification(campaign)
     check_collection_writer(campaign, by)
     comments_name = comments_name or str(comments)
     items = parse_comments(_read(comments, comments_name), source=comments_name)
@@ -77,7 +73,7 @@ def import_items(
             "person's account has, e.g. cofe-test), or import a file whose labels are ---"
         )
     if assessor:
-        _check_source_name(assessor)
+        check_source_name(assessor)
     if labelled and not bulk.is_postgresql():
         raise ImportProblem("importing prior labels needs PostgreSQL (they are stored with COPY, as qrels are)")
 
@@ -95,7 +91,7 @@ def import_items(
             ).encode())
             try:
                 done = record_judgments_in_bulk(
-                    campaign=campaign, rows=rows, dimension=dimension.name, assessor=_import_assessor(assessor or ""),
+                    campaign=campaign, rows=rows, dimension=dimension.name, assessor=source_user(assessor or ""),
                     phase="main",
                 )
             except RowError as exc:
@@ -126,6 +122,23 @@ def import_items(
     counts = {"comments": len(items), "proposals": len(topics), "created": created, "changed": changed,
               "entries": entries, "prior_labels": len(labelled)}
     return ImportSummary(text, [], counts)
+
+
+def check_item_options(campaign: Campaign, *, assessor: str | None, files: int) -> None:
+    """What can be refused before an upload is kept: the campaign's kind, the source's name, the files' count."""
+    _require_classification(campaign)
+    if assessor:
+        check_source_name(assessor)
+    if files not in (1, 2):
+        raise ImportProblem("upload the comments file, and the proposals file if you have one")
+
+
+def _require_classification(campaign: Campaign) -> None:
+    if not campaign.is_classification:
+        raise ImportProblem(
+            f"campaign {campaign.slug} judges pooled documents: items are imported into a classification campaign "
+            "(create_campaign --preset touche-2023-task4, or --kind classification)"
+        )
 
 
 def _read(path: Path, name: str) -> bytes:

@@ -23,13 +23,11 @@ from itertools import chain
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
-from accounts.models import Role, User
-from accounts.usernames import lookalike_of, username_problem
+from accounts.models import User
 from assessments.formats.errors import FormatError
 from assessments.formats.qrels import parse_qrels
 from assessments.formats.reading import line_batches
@@ -40,6 +38,7 @@ from assessments.services import audit, bulk, job_queue, jobs
 from assessments.services.bulk import copy_escape
 from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.imports.files import InputFile, count_lines, opened
+from assessments.services.imports.sources import check_source_name, source_user
 from assessments.services.imports.uploads import job_inputs, keep_upload, stored_name
 from assessments.services.jobs import Progress
 from assessments.services.judging import RowError, label_not_allowed, record_judgments_in_bulk
@@ -86,7 +85,7 @@ def import_qrels(
             bulk.lock_campaign(campaign)
             try:
                 recorded = record_judgments_in_bulk(
-                    campaign=campaign, rows=rows, dimension=dimension.name, assessor=_import_assessor(assessor), phase=phase
+                    campaign=campaign, rows=rows, dimension=dimension.name, assessor=source_user(assessor), phase=phase
                 )
             except RowError as exc:
                 raise FormatError(source, exc.key, str(exc)) from None
@@ -124,7 +123,7 @@ def _check_options(*, campaign: Campaign, kind: str | None, assessor: str, phase
         raise ImportProblem(f"assessor name {assessor!r}: {' '.join(exc.messages)}") from None
     if not assessor:
         raise ImportProblem("an assessor name is needed: imported labels are kept as that source's judgments")
-    _check_source_name(assessor)
+    check_source_name(assessor)
     if not bulk.is_postgresql():
         raise ImportProblem("importing qrels needs PostgreSQL (it loads the file with COPY)")
     return dimension
@@ -156,37 +155,6 @@ def _checked_rows(
         if len(doc) > _DOC_ID_LENGTH:
             raise FormatError(source, line, f"document id is longer than {_DOC_ID_LENGTH} characters")
         yield line, topic, doc, label
-
-
-def _check_source_name(name: str) -> None:
-    """Refuse a name that is a person's account (ImportProblem): imported labels never go under a person's name,
-    where they would replace that person's own labels and be taken for their work. A new name must be one a new
-    account could take (accounts.usernames)."""
-    existing = User.objects.filter(username=name).values_list("role", flat=True).first()
-    if existing is None:
-        problem = username_problem(name) or (
-            f"a user {other!r} exists already: names that differ only in letter case are refused"
-            if (other := lookalike_of(name)) else None
-        )
-        if problem:
-            raise ImportProblem(f"assessor name {name!r}: {problem}")
-    elif existing != Role.SOURCE:
-        raise ImportProblem(
-            f"assessor name {name!r} is a person's account ({existing}): imported labels are kept under an import source, "
-            f"never in a person's name; choose a name no account has (e.g. {name}-qrels or the file's origin, such as touche2020)"
-        )
-
-
-def _import_assessor(name: str) -> User:
-    """The import source `name`, made if missing: inactive, with no usable password and the source role, so it owns
-    the imported labels and is no one who can sign in. A person's account is refused (_check_source_name)."""
-    _check_source_name(name)
-    user, _ = User.objects.get_or_create(
-        username=name, defaults={"role": Role.SOURCE, "is_active": False, "password": make_password(None)}
-    )
-    if user.role != Role.SOURCE:  # made a person's account in the meantime
-        raise ImportProblem(f"assessor name {name!r} is a person's account ({user.role}): choose a name no account has")
-    return user
 
 
 def start_qrels_import(

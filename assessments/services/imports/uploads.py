@@ -17,18 +17,20 @@ from django.db import transaction
 from django.utils.text import get_valid_filename
 
 from accounts.models import User
-from assessments.models import Campaign, Job
-from assessments.services import job_queue, jobs
+from assessments.models import Campaign, Job, PoolEntry
+from assessments.services import classification, job_queue, jobs
 from assessments.services.imports import ImportProblem
 from assessments.services.imports.documents import DOCUMENT_FORMATS, check_collection_writer, import_documents
+from assessments.services.imports.items import check_item_options, import_items
 from assessments.services.imports.runs import TEAM_LENGTH, import_runs, require_topics
 from assessments.services.imports.topics import import_topics
 from assessments.services.jobs import Progress
 
-IMPORT_KINDS = ("import_topics", "import_documents", "import_runs")
+IMPORT_KINDS = ("import_topics", "import_documents", "import_runs", "import_items")
 # The unit of each kind's progress: runs and topics count bytes read; documents count lines, because the
-# document reader opens its files itself and reports the line of each record, not its byte offset.
-PROGRESS_UNITS = {"import_topics": "bytes", "import_documents": "lines", "import_runs": "bytes"}
+# document reader opens its files itself and reports the line of each record, not its byte offset. Items are
+# checked whole before anything is stored, so their job reports only its end.
+PROGRESS_UNITS = {"import_topics": "bytes", "import_documents": "lines", "import_runs": "bytes", "import_items": "bytes"}
 
 
 def start_import(
@@ -50,10 +52,14 @@ def start_import(
         raise ImportProblem(f"unknown document format {options['format']!r}")
     if len(options.get("team", "")) > TEAM_LENGTH:
         raise ImportProblem(f"the team name is longer than {TEAM_LENGTH} characters")
-    if kind == "import_runs":
+    if kind == "import_runs" and campaign.is_classification:
+        classification.require_items(campaign, PoolEntry.objects.filter(topic__campaign=campaign).exists())
+    elif kind == "import_runs":
         require_topics(campaign, campaign.topics.exists())  # refuse now rather than in the worker
-    if kind == "import_documents":
+    if kind in ("import_documents", "import_items"):
         check_collection_writer(campaign, created_by)  # the job checks again, as it runs
+    if kind == "import_items":
+        check_item_options(campaign, assessor=options.get("assessor") or None, files=len(uploads))
     folder = None
     try:
         with transaction.atomic():
@@ -138,7 +144,23 @@ def _import_documents_job(job: Job, progress: Progress) -> dict:
 @jobs.handler("import_runs")
 def _import_runs_job(job: Job, progress: Progress) -> dict:
     paths, names = job_inputs(job)
+    campaign = jobs.campaign_of(job)
+    if campaign.is_classification:  # submissions of labels (Touché 2023 Task 4), not rankings
+        return classification.import_prediction_files(
+            campaign=campaign, paths=paths, names=names, team=job.params.get("team", ""), by=job.created_by,
+        ).as_result()
     return import_runs(
-        campaign=jobs.campaign_of(job), paths=paths, names=names, team=job.params.get("team", ""),
+        campaign=campaign, paths=paths, names=names, team=job.params.get("team", ""),
         uploaded_by=job.created_by, progress=progress,
+    ).as_result()
+
+
+@jobs.handler("import_items")
+def _import_items_job(job: Job, progress: Progress) -> dict:
+    """The comments file first, then the proposals file if one was uploaded (check_item_options)."""
+    paths, names = job_inputs(job)
+    return import_items(
+        campaign=jobs.campaign_of(job), comments=paths[0], proposals=paths[1] if len(paths) > 1 else None,
+        assessor=job.params.get("assessor") or None, comments_name=names[0],
+        proposals_name=names[1] if len(names) > 1 else None, by=job.created_by,
     ).as_result()

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.http import AuthenticatedHttpRequest
 from assessments import access
-from assessments.models import Job
+from assessments.models import Campaign, Job
 from assessments.selectors.campaigns import document_counts, recent_jobs
 from assessments.services import job_queue
 from assessments.services.imports import ImportProblem
@@ -105,13 +105,22 @@ FORMS: dict[str, type[TopicsForm | DocumentsForm | RunsForm | ItemsForm]] = {
 _SHOWN = {True: ("items", "runs"), False: ("topics", "documents", "runs")}
 
 
+def _form(what: str, campaign: Campaign) -> forms.Form:
+    form = FORMS[what](prefix=what)
+    if what == "runs" and campaign.is_classification:
+        form.fields["files"].label = "Submission files"
+        form.fields["files"].help_text = "comment_id<TAB>label lines, no header; the file's name is its tag, which a later file may not reuse"
+        form.fields["team"].help_text = "the team that submitted them (optional)"
+    return form
+
+
 @login_required
 def imports_page(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     return render(request, "assessments/imports.html", {
         "campaign": campaign,
         # Pairs, not a dict: a template reads forms.items as the "items" form before the method.
-        "forms": [(what, FORMS[what](prefix=what)) for what in _SHOWN[campaign.is_classification]],
+        "forms": [(what, _form(what, campaign)) for what in _SHOWN[campaign.is_classification]],
         "topics": campaign.topics.order_by("position", "number"),
         "runs": campaign.runs.select_related("uploaded_by").order_by("tag"),
         "documents": document_counts(campaign),

@@ -52,10 +52,12 @@ def assign_items(
     coders: Sequence[User],
     overlap: float = 0.0,
     per_overlap_item: int = 2,
+    batch: int | None = None,
     seed: int = 0,
     by: User | None = None,
 ) -> ItemsGiven:
-    """Give the campaign's items no coder holds yet to `coders` by language (the module docstring)."""
+    """Give the campaign's items no coder holds yet to `coders` by language (the module docstring); with `batch`,
+    at most that many to each coder in this call (work handed out in batches; the rest waits for the next call)."""
     if not campaign.is_classification:
         raise ItemAssignmentError(f"campaign {campaign.slug} is not a classification campaign: assign its topics instead")
     if not 0 <= overlap <= 1:
@@ -64,6 +66,8 @@ def assign_items(
         raise ItemAssignmentError("an overlap item needs at least 2 coders")
     if not coders:
         raise ItemAssignmentError("no coders given")
+    if batch is not None and batch < 1:
+        raise ItemAssignmentError(f"a batch of {batch} items gives nothing: give at least 1")
     for coder in coders:
         if coder.role != Role.ASSESSOR:
             raise ItemAssignmentError(f"{coder.username} is not an assessor ({coder.role})")
@@ -98,6 +102,10 @@ def assign_items(
             if not readers:
                 unreadable[str(language)] += 1
                 continue
+            if batch is not None:
+                readers = [c for c in readers if per_coder[c.username] < batch]
+                if not readers:
+                    continue  # everyone who reads it has a full batch: it waits for the next call
             wanted = per_overlap_item if overlap and rng.random() < overlap else 1
             chosen = sorted(readers, key=lambda c: (load[c.pk], c.username))[:wanted]
             if len(chosen) > 1:

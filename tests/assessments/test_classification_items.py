@@ -144,3 +144,23 @@ def test_items_come_in_through_the_imports_page_and_the_api_as_jobs(
         "comments": SimpleUploadedFile("truth.tsv", b"id\tid_prop\tcomment\tlan\n"), "assessor": "olivia",
     }, format="multipart")
     assert refused.status_code == 400 and "person's account" in refused.json()["detail"]
+
+
+def test_items_are_given_in_batches_by_language_and_a_second_call_gives_the_rest(cofe, command, touche_data):
+    command("import_items", "cofe23", touche_data / "2023-task4-toy" / "toy-input" / "data.tsv")
+    command("create_user", "greta", "--role", "assessor", "--languages", "de,en", "--password", "batches-greta-password")
+    command("create_user", "hugo", "--role", "assessor", "--languages", "de", "--password", "batches-hugo-password")
+
+    first = command("assign_items", "cofe23", "--coders", "greta,hugo", "--batch", "2")
+    assert first.out.startswith("4 items given (greta 2, hugo 2)")
+    rest = command("assign_items", "cofe23", "--coders", "greta,hugo")
+    assert rest.out.startswith("4 items given (greta 2, hugo 2)") and "no coder reads these (items given to nobody): es 1, fr 1" in rest.out
+    again = command("assign_items", "cofe23", "--coders", "greta,hugo")
+    assert again.out.startswith("0 items given")
+    from assessments.models import AssignmentItem
+
+    held = AssignmentItem.objects.values_list("assignment__assessor__username", "entry__document__metadata__language")
+    reads = {"greta": {"de", "en"}, "hugo": {"de"}}
+    assert all(language in reads[name] for name, language in held)
+    assert sorted(name for name, _ in held) == ["greta"] * 4 + ["hugo"] * 4  # 6 de and 2 en, shared by load
+    assert "is not a share" in command("assign_items", "cofe23", "--coders", "greta", "--overlap", "2").err

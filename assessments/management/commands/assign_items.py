@@ -22,13 +22,19 @@ class Command(BaseCommand):
                             help="share of the items given to several coders, 0 to 1 (default 0)")
         parser.add_argument("--per-overlap-item", type=int, default=2, metavar="N",
                             help="coders of each overlap item (default 2)")
+        parser.add_argument("--batch", type=int, metavar="N",
+                            help="at most N new items to each coder this time (default: every item that is left)")
         parser.add_argument("--seed", type=int, default=0, help="seed of the overlap draw (the same seed, the same draw)")
 
-    def handle(self, *args, slug: str, coders: str, overlap: float, per_overlap_item: int, seed: int, **options):
+    def handle(
+        self, *args, slug: str, coders: str, overlap: float, per_overlap_item: int, batch: int | None, seed: int, **options
+    ):
         campaign = campaign_or_fail(self, slug)
         try:
             people = find_assessors(usernames=[n.strip() for n in coders.split(",") if n.strip()])
-            given = assign_items(campaign=campaign, coders=people, overlap=overlap, per_overlap_item=per_overlap_item, seed=seed)
+            given = assign_items(
+                campaign=campaign, coders=people, overlap=overlap, per_overlap_item=per_overlap_item, batch=batch, seed=seed
+            )
         except (AssignmentError, ItemAssignmentError) as exc:
             fail(self, exc)
         self.stdout.write(given.describe())

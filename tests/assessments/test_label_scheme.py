@@ -7,6 +7,7 @@ import pytest
 
 from assessments.labels import (
     CATEGORY,
+    CLASSIFICATION_PRESETS,
     GRADED,
     PRESETS,
     QUESTION,
@@ -27,7 +28,8 @@ CUSTOM = json.loads((Path(__file__).parents[1] / "data" / "schemes" / "four-dime
 def test_every_preset_survives_its_json_and_asks_relevance_first_where_touche_did():
     for name, (_, scheme) in PRESETS.items():
         assert LabelScheme.from_json(json.loads(json.dumps(scheme.to_json()))) == scheme, name
-        assert scheme.primary.name == "relevance", name
+        # Task 4 classifies comments: its one dimension is the stance, and there is no relevance to ask.
+        assert scheme.primary.name == ("stance" if name in CLASSIFICATION_PRESETS else "relevance"), name
 
 
 def test_the_touche_presets_have_the_dimensions_of_their_tasks():
@@ -36,6 +38,7 @@ def test_the_touche_presets_have_the_dimensions_of_their_tasks():
     assert names["touche-2023-task2"] == ("direction", "relevance", "evidence", "stance")
     assert PRESETS["touche-2021-task1"][1].values("relevance") == (-2, 0, 1, 2, 3)
     assert PRESETS["touche-2022-task2"][1].values("stance") == ("FIRST", "SECOND", "NEUTRAL", "NO")
+    assert PRESETS["touche-2023-task4"][1].values("stance") == ("In favor", "Against", "Other")  # the lab's strings
 
 
 def test_a_custom_scheme_with_three_kinds_reads_its_conditions():

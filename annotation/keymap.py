@@ -41,12 +41,19 @@ COMMANDS = (
 TRANSLATION = Command("translation", ("e", "y"), "Proposal in English / as written")
 
 
-def keymap(scheme: LabelScheme, *, translation: bool = False) -> dict:
+# Only on an image campaign's judge page: the image at full size, and the pages it came from.
+IMAGE_COMMANDS = (
+    Command("zoom", ("f", "+"), "Image at full size / fitted"),
+    Command("sources", ("s",), "Web pages showing the image: address, the query that found it, its text"),
+)
+
+
+def keymap(scheme: LabelScheme, *, translation: bool = False, images: bool = False) -> dict:
     """Label and command keys for the judge page's script and the `?` overlay; label keys win any clash."""
     labels = scheme.keys()
     taken = {label["key"].lower() for label in labels}
     commands = []
-    for command in (*COMMANDS, *((TRANSLATION,) if translation else ())):
+    for command in (*COMMANDS, *((TRANSLATION,) if translation else ()), *(IMAGE_COMMANDS if images else ())):
         keys = [key for key in command.keys if key.lower() not in taken]
         if keys:
             commands.append({"action": command.action, "keys": keys, "description": command.description})

@@ -10,6 +10,7 @@ the next document loads wait for it instead of landing on the one being left.
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
+from django.http.response import HttpResponseBase
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -24,6 +25,7 @@ from assessments.labels import CATEGORY, QUESTION, Condition, LabelScheme
 from assessments.models import Phase
 from assessments.rendering import document_html, safe_link, topic_terms
 from assessments.selectors import discussion, queues
+from assessments.services import images
 
 from .keymap import keymap
 
@@ -53,6 +55,13 @@ def languages(request: AuthenticatedHttpRequest) -> HttpResponse:
     request.user.save(update_fields=["languages"])
     messages.success(request, f"Languages you read: {', '.join(request.user.languages) or 'none'}.")
     return redirect("annotation:my_work")
+
+
+@login_required
+def image(request: AuthenticatedHttpRequest, assignment_id: int, entry_id: int, thumbnail: bool = False) -> HttpResponseBase:
+    """An image of the assessor's own assignment (or its thumbnail), served as services.images says; 404 otherwise."""
+    assignment = access.get_assignment_for_assessor(request.user, assignment_id, closed_training=True)
+    return images.image_response(access.get_entry_for_assignment(assignment, entry_id).document, thumbnail=thumbnail)
 
 
 @login_required
@@ -113,7 +122,9 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
         template, context = "annotation/_document.html", {}
     else:
         scheme = campaign.label_scheme
-        keys = keymap(scheme, translation=bool(topic.metadata.get("text_en") or topic.metadata.get("title_en")))
+        keys = keymap(
+            scheme, translation=bool(topic.metadata.get("text_en") or topic.metadata.get("title_en")), images=campaign.is_images
+        )
         payload |= {
             # The dimensions with their titles, kinds and conditions: the script shows a dimension only while its
             # condition holds, and clears what a change leaves unasked (static/annotation/judge/labels.js).

@@ -81,6 +81,10 @@ class Dimension:
     # What files and measures take for this dimension where its condition does not hold: relevance 0 for a causal
     # document of the wrong direction. None: such a judgment has no value here.
     otherwise: Value | None = None
+    # What files and measures take for this optional dimension where it is asked but left unanswered in a complete
+    # judgment: an on-topic image not marked as supporting a side does not support it (Touché Task 3's qrels give
+    # every judged image all three answers). None: no value.
+    unanswered: Value | None = None
 
     @property
     def ordinal(self) -> bool:
@@ -110,6 +114,8 @@ class Dimension:
             data["condition"] = self.condition.to_json()
         if self.otherwise is not None:
             data["otherwise"] = self.otherwise
+        if self.unanswered is not None:
+            data["unanswered"] = self.unanswered
         return data
 
 
@@ -167,6 +173,8 @@ class LabelScheme:
         # Only where the condition was answered and fails: a judgment with no answer there yet has no value either.
         if d.otherwise is not None and d.condition is not None and d.condition.dimension in labels and not d.condition.holds(labels):
             return d.otherwise
+        if d.unanswered is not None and (d.condition is None or d.condition.holds(labels)) and self.complete(labels):
+            return d.unanswered
         return None
 
     def complete(self, labels: Labels) -> bool:
@@ -236,6 +244,10 @@ class LabelScheme:
                 seen_keys[key] = f"{d.name} {v.value!r}"
         for d in self.dimensions:
             _check_condition(self, d)
+            if d.unanswered is not None and (d.required or not d.allows(d.unanswered)):
+                raise SchemeError(
+                    f"dimension {d.name}: 'unanswered' needs an optional dimension and one of its values, not {d.unanswered!r}"
+                )
 
 
 def _check_condition(scheme: LabelScheme, d: Dimension) -> None:
@@ -280,6 +292,7 @@ def _dimension_from_json(position: int, data: object) -> Dimension:
         return Dimension(
             name=str(data["name"]), title=str(data.get("title", data["name"])), kind=str(data.get("kind", GRADED)),
             values=values, required=data.get("required", False), condition=condition, otherwise=data.get("otherwise"),
+            unanswered=data.get("unanswered"),
         )
     except (KeyError, TypeError) as e:
         raise SchemeError(f"{where}: missing or malformed {e}") from None
@@ -329,6 +342,21 @@ _COHERENCE = _graded("coherence", "Coherence of the pair", ("Incoherent", "Partl
 # quality and coherence 0 there (ir_datasets zips the files line by line). So files and measures take 0 for them.
 _PAIR_QUALITY = replace(_QUALITY, otherwise=0)
 _PAIR_COHERENCE = replace(_COHERENCE, otherwise=0)
+
+
+# Touché Task 3 asked three yes/no questions of each image, named as its qrels name them: on topic; then, of an
+# on-topic image, whether it supports the pro side and whether it supports the con side (both may be yes). A support
+# left unmarked is a no, and an off-topic image supports neither: the qrels give every judged image all three.
+_ON_TOPIC = Condition("ONTOPIC", min=1)
+_IMAGES = LabelScheme((
+    Dimension("ONTOPIC", "On topic", QUESTION, _values((1, "On topic", "o"), (0, "Off topic", "n")), required=True),
+    Dimension("PRO", "Supports the pro side", QUESTION, _values((1, "Supports pro", "p"), (0, "Not pro", "q")),
+              condition=_ON_TOPIC, otherwise=0, unanswered=0),
+    Dimension("CON", "Supports the con side", QUESTION, _values((1, "Supports con", "c"), (0, "Not con", "x")),
+              condition=_ON_TOPIC, otherwise=0, unanswered=0),
+))
+# Presets whose campaigns judge images (Campaign.kind): image collections, image runs, the precision@10 measures.
+IMAGE_PRESETS = frozenset({"touche-2022-task3", "touche-2023-task3"})
 
 
 def _stance(title: str, *pairs: tuple[str, str]) -> Dimension:
@@ -390,6 +418,8 @@ PRESETS: dict[str, tuple[str, LabelScheme]] = {
                     ("NEUTRAL", "Neutral"), ("NO", "No evidence")),
         )),
     ),
+    "touche-2022-task3": ("Touché 2022 Task 3: image retrieval for arguments (on topic, supports pro, supports con)", _IMAGES),
+    "touche-2023-task3": ("Touché 2023 Task 3: image retrieval for arguments (on topic, supports pro, supports con)", _IMAGES),
     "touche-2023-task4": (
         "Touché 2023 Task 4: stance of a comment towards its proposal (In favor, Against, Other), multilingual",
         LabelScheme((

@@ -7,6 +7,7 @@ from .views import (
     assignments,
     campaigns,
     discussion,
+    images,
     imports,
     pooling,
     results,
@@ -15,4 +16,4 @@ from .views import (
 
 app_name = "assessments"
 
-urlpatterns = [*campaigns.urlpatterns, *results.urlpatterns, *analysis.urlpatterns, *assignments.urlpatterns, *agreement.urlpatterns, *adjudication.urlpatterns, *pooling.urlpatterns, *imports.urlpatterns, *timeline.urlpatterns, *discussion.urlpatterns]
+urlpatterns = [*campaigns.urlpatterns, *results.urlpatterns, *analysis.urlpatterns, *assignments.urlpatterns, *agreement.urlpatterns, *adjudication.urlpatterns, *pooling.urlpatterns, *imports.urlpatterns, *timeline.urlpatterns, *discussion.urlpatterns, *images.urlpatterns]

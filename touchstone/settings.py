@@ -217,6 +217,10 @@ STORAGES = {
     },
 }
 MEDIA_ROOT = VAR_DIR / "uploads"
+# Images of image campaigns live under MEDIA_ROOT (the data volume in docker-compose.yml). A web server in front that
+# can send protected files itself (nginx: an `internal` location aliased to MEDIA_ROOT) is named here, and Python then
+# only checks who may see an image (assessments.services.images); empty: Python streams the file.
+IMAGE_ACCEL_REDIRECT = os.environ.get("IMAGE_ACCEL_REDIRECT", "")
 # Uploads of runs and collections can be large; they are streamed to disk, not held in memory.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024

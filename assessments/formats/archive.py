@@ -268,7 +268,7 @@ def _specs(
 
 
 SPECS = _specs(
-    labels={"labels": labels_object}, settings={"stance_codes": anything, "kind": one_of("ranking", "classification")},
+    labels={"labels": labels_object}, settings={"stance_codes": anything, "kind": one_of("ranking", "classification", "images")},
     topic={"metadata": anything}, run={"predictions": anything},
 )
 MEMBERS = tuple(SPECS)  # the order they are written and imported in: a record names only what came before it

@@ -18,6 +18,7 @@ class Kind(models.TextChoices):
 
     RANKING = "ranking", "Ranked retrieval (topics, runs, pools)"
     CLASSIFICATION = "classification", "Classification of items (comments beside their proposal)"
+    IMAGES = "images", "Image retrieval (topics, image runs by stance, pools of images)"
 
 
 class Campaign(models.Model):
@@ -72,6 +73,10 @@ class Campaign(models.Model):
     @property
     def is_classification(self) -> bool:
         return self.kind == Kind.CLASSIFICATION
+
+    @property
+    def is_images(self) -> bool:
+        return self.kind == Kind.IMAGES
 
     @property
     def label_scheme(self) -> LabelScheme:

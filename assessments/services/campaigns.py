@@ -8,7 +8,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from assessments.labels import CLASSIFICATION_PRESETS, PRESET_STANCE_CODES, PRESETS, LabelScheme, SchemeError
+from assessments.labels import (
+    CLASSIFICATION_PRESETS,
+    IMAGE_PRESETS,
+    PRESET_STANCE_CODES,
+    PRESETS,
+    LabelScheme,
+    SchemeError,
+)
 from assessments.metrics.evaluation import stance_dimension
 from assessments.models import Campaign, Collection, Kind, Membership, Phase
 from assessments.services import audit
@@ -93,10 +100,11 @@ def create_campaign(
     since they will read its documents and may import into it. Organisers reach only their campaigns, so a campaign
     created from a page or the API lists its creator among them. `stance_codes` maps the codes its runs write in
     their stance column to stance values (None: the preset's, PRESET_STANCE_CODES, if it has any). `kind` says whether
-    it judges pooled documents or classifies items (None: classification for CLASSIFICATION_PRESETS, else ranking).
+    it judges pooled documents or images, or classifies items (None: by the preset: CLASSIFICATION_PRESETS,
+    IMAGE_PRESETS, else ranking).
     """
     if kind is None:
-        kind = Kind.CLASSIFICATION if preset in CLASSIFICATION_PRESETS else Kind.RANKING
+        kind = Kind.CLASSIFICATION if preset in CLASSIFICATION_PRESETS else Kind.IMAGES if preset in IMAGE_PRESETS else Kind.RANKING
     elif kind not in Kind.values:
         raise CampaignError(f"unknown campaign kind {kind!r}; choose one of {', '.join(Kind.values)}")
     if Campaign.objects.filter(slug=slug).exists():

@@ -9,6 +9,7 @@ from assessments.labels import (
     CATEGORY,
     CLASSIFICATION_PRESETS,
     GRADED,
+    IMAGE_PRESETS,
     PRESETS,
     QUESTION,
     Condition,
@@ -28,8 +29,10 @@ CUSTOM = json.loads((Path(__file__).parents[1] / "data" / "schemes" / "four-dime
 def test_every_preset_survives_its_json_and_asks_relevance_first_where_touche_did():
     for name, (_, scheme) in PRESETS.items():
         assert LabelScheme.from_json(json.loads(json.dumps(scheme.to_json()))) == scheme, name
-        # Task 4 classifies comments: its one dimension is the stance, and there is no relevance to ask.
-        assert scheme.primary.name == ("stance" if name in CLASSIFICATION_PRESETS else "relevance"), name
+        # Task 4 classifies comments (its one dimension is the stance) and Task 3 judges images (on topic first):
+        # neither asks a relevance grade.
+        primary = "stance" if name in CLASSIFICATION_PRESETS else "ONTOPIC" if name in IMAGE_PRESETS else "relevance"
+        assert scheme.primary.name == primary, name
 
 
 def test_the_touche_presets_have_the_dimensions_of_their_tasks():
@@ -136,3 +139,28 @@ def test_version_1_schemes_keep_their_values_and_get_the_campaigns_condition():
     assert conditional.primary == Dimension("relevance", "Relevance", GRADED, (LabelValue(0, "No", "0"), LabelValue(1, "Yes", "1")), required=True)
     free = LabelScheme.from_json(upgrade_from_version_1(old, details_only_if_relevant=False))
     assert free.dimension("quality").condition is None
+
+
+def test_the_image_presets_ask_three_questions_and_an_unmarked_side_is_a_no_in_files():
+    scheme = PRESETS["touche-2023-task3"][1]
+    assert scheme.names == ("ONTOPIC", "PRO", "CON") and scheme == PRESETS["touche-2022-task3"][1]
+    assert {k["key"] for k in scheme.keys()} >= {"o", "p", "c"}
+    # On topic, supporting pro only: CON was never pressed, and the files say 0 for it, as the lab's qrels do.
+    labels = {"ONTOPIC": 1, "PRO": 1}
+    assert scheme.complete(labels)
+    assert [scheme.value_for_files(name, labels) for name in scheme.names] == [1, 1, 0]
+    # Off topic: neither side is asked, and both are 0 in files.
+    assert [scheme.value_for_files(name, {"ONTOPIC": 0}) for name in scheme.names] == [0, 0, 0]
+    # Not judged yet: nothing at all.
+    assert [scheme.value_for_files(name, {}) for name in scheme.names] == [None, None, None]
+    assert scheme.errors({"ONTOPIC": 0, "PRO": 1}) == ["PRO is asked only when ONTOPIC ≥ 1"]
+
+
+def test_unanswered_needs_an_optional_dimension_and_one_of_its_values():
+    base = {"name": "side", "kind": "question", "values": [{"value": 1, "name": "Yes", "key": "y"}, {"value": 0, "name": "No", "key": "n"}]}
+    assert LabelScheme.from_json({"version": 2, "dimensions": [{**base, "unanswered": 0}]}).dimensions[0].unanswered == 0
+    for wrong in ({**base, "unanswered": 0, "required": True}, {**base, "unanswered": 5}):
+        with pytest.raises(SchemeError, match="'unanswered' needs an optional dimension and one of its values"):
+            LabelScheme.from_json({"version": 2, "dimensions": [wrong]}).check()
+    scheme = LabelScheme.from_json({"version": 2, "dimensions": [{**base, "unanswered": 0}]})
+    assert LabelScheme.from_json(json.loads(json.dumps(scheme.to_json()))) == scheme

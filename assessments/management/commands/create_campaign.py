@@ -6,7 +6,14 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from accounts.models import User
-from assessments.labels import CLASSIFICATION_PRESETS, PRESET_STANCE_CODES, PRESETS, LabelScheme, SchemeError
+from assessments.labels import (
+    CLASSIFICATION_PRESETS,
+    IMAGE_PRESETS,
+    PRESET_STANCE_CODES,
+    PRESETS,
+    LabelScheme,
+    SchemeError,
+)
 from assessments.management.progress import fail
 from assessments.models import Kind
 from assessments.services.campaigns import CampaignError, create_campaign, format_stance_codes, parse_stance_codes
@@ -42,9 +49,10 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--kind", choices=Kind.values,
-            help="ranking: topics, runs and pools; classification: items (comments) labelled beside their proposal "
-            "and submissions scored against the decided labels (import_items). Default: classification for "
-            f"{', '.join(sorted(CLASSIFICATION_PRESETS))}, else ranking",
+            help="ranking: topics, runs and pools; images: the same with images (import_images) and image runs by stance; "
+            "classification: items (comments) labelled beside their proposal and submissions scored against the decided "
+            f"labels (import_items). Default: classification for {', '.join(sorted(CLASSIFICATION_PRESETS))}, images for "
+            f"{', '.join(sorted(IMAGE_PRESETS))}, else ranking",
         )
         parser.add_argument(
             "--organisers", default="", metavar="NAMES",
@@ -78,7 +86,7 @@ class Command(BaseCommand):
             fail(self, exc)
         run_by = f", run by {', '.join(names)}" if names else " (only admins reach it until it has organisers)"
         self.stdout.write(
-            f"created {'classification ' if campaign.is_classification else ''}campaign {campaign.slug} ({campaign.preset}) with collection {campaign.collection.slug}{run_by}"
+            f"created {'' if campaign.kind == 'ranking' else campaign.kind + ' '}campaign {campaign.slug} ({campaign.preset}) with collection {campaign.collection.slug}{run_by}"
         )
         if campaign.stance_codes:
             self.stdout.write(f"stance codes in runs: {format_stance_codes(campaign.stance_codes, campaign.label_scheme)}")

@@ -46,6 +46,8 @@ const actions = {
   "highlight": () => view.setHighlight(!prefs.highlight),
   "plain": () => view.setPlain(!prefs.plain),
   "translation": view.toggleTranslation,
+  "zoom": view.toggleZoom,
+  "sources": view.toggleSources,
   "flag": labels.toggleFlag,
   "undo": labels.undoClear,
   "note": openNote,

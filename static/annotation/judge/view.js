@@ -106,3 +106,19 @@ export function toggleTranslation() {
   original.hidden = showEnglish;
   $$('[data-action="translation"]').forEach((b) => b.setAttribute("aria-pressed", String(showEnglish)));
 }
+
+// An image campaign's document: the image fitted to the pane or at its full size, and the drawer of the web pages
+// it came from. Both are reset with each image (the part is swapped in anew).
+export function toggleZoom() {
+  const figure = $("#image-doc");
+  if (!figure) return;
+  const full = figure.classList.toggle("full-size");
+  $$('[data-action="zoom"]').forEach((b) => b.setAttribute("aria-pressed", String(full)));
+}
+
+export function toggleSources() {
+  const drawer = $("#image-sources");
+  if (!drawer) return;
+  drawer.hidden = !drawer.hidden;
+  $$('[data-action="sources"]').forEach((b) => b.setAttribute("aria-pressed", String(!drawer.hidden)));
+}

@@ -15,6 +15,7 @@ class AssessmentsConfig(AppConfig):
             pooling,  # noqa: F401
         )
         from assessments.services.imports import (
+            images,  # noqa: F401
             qrels,  # noqa: F401
             uploads,  # noqa: F401
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from assessments.formats.image_qrels import write_image_qrels
 from assessments.labels import Value
 from assessments.models import Campaign, Document, Ranking, Run, Topic
 from assessments.services.exports import qrels_rows
@@ -56,3 +57,15 @@ def browse(campaign: Campaign, run: Run, topic: Topic, *, rule: str = "majority"
         stance: [BrowsedImage(rank, image, documents.get(image), answers.get(image, {})) for rank, image in entries]
         for stance, entries in lists.items()
     }
+
+
+def image_qrels_text(campaign: Campaign, *, rule: str = "majority", phase: str = "main") -> str:
+    """The lab's qrels file (`topic QUESTION imageId 0|1`, the three questions of every judged image): what
+    submission-evaluator.sh reads. An image is written once its on-topic question is decided; a side left unmarked is
+    0 (the scheme's `unanswered`)."""
+    rows = [
+        (topic, image, int(answers["ONTOPIC"]), int(answers.get("PRO", 0)), int(answers.get("CON", 0)))
+        for (topic, image), answers in decided_answers(campaign, rule=rule, phase=phase).items()
+        if "ONTOPIC" in answers
+    ]
+    return write_image_qrels(rows)

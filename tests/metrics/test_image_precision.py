@@ -6,9 +6,7 @@ topic, per topic and stance, overall) must equal ours printed as it prints them.
 by hand. None was copied from this module's output.
 """
 
-import os
 import random
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,43 +26,13 @@ from assessments.metrics.image_precision import (
     script_csv,
     script_measures,
 )
+from tests.task3_scorer import HEADER, organisers_output
 
-EVALUATOR = Path("reference-evaluators", "2022-task3", "submission-evaluator.sh")
 BASELINE = Path("reference-evaluators", "2022-task3", "original-rankings-baseline.py")
-HEADER = "topic,onTopic,argumentative,onStance,onTopicPro,argumentativePro,onStancePro,onTopicCon,argumentativeCon,onStanceCon"
 
 
 def image_id(rng: random.Random) -> str:
     return "I" + "".join(rng.choice("0123456789abcdef") for _ in range(16))
-
-
-@pytest.fixture
-def gawk_on_path(tmp_path) -> dict[str, str]:
-    """An environment whose ``awk`` is gawk: the script needs gawk's PROCINFO["sorted_in"] (topic order) and regex
-    intervals (``{16}``), which mawk lacks, and calls plain ``awk``."""
-    gawk = shutil.which("gawk")
-    if gawk is None:
-        if os.environ.get("CI", "").lower() not in ("", "0", "false", "no"):
-            pytest.fail("gawk is missing: the organisers' Task 3 evaluator needs it (apt-get install gawk)")
-        pytest.skip("gawk is missing: the organisers' Task 3 evaluator needs it")
-    folder = tmp_path / "gawk-as-awk"
-    folder.mkdir()
-    (folder / "awk").symlink_to(gawk)
-    return {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ.get('PATH', '')}", "LC_ALL": "C"}
-
-
-def organisers_output(touche_data: Path, env: dict[str, str], tmp_path: Path, qrels: str, run: str) -> tuple[str, str]:
-    """The evaluator's topic table (stdout from its header on) and its output file, as text."""
-    qrels_path, run_path, output = tmp_path / "qrels.txt", tmp_path / "run.txt", tmp_path / "evaluation.prototext"
-    qrels_path.write_text(qrels)
-    run_path.write_text(run)
-    result = subprocess.run(
-        ["sh", str(touche_data / EVALUATOR), str(qrels_path), str(run_path), str(output)],
-        env=env, capture_output=True, text=True, check=True,
-    )
-    stdout = result.stdout
-    assert HEADER in stdout, stdout
-    return stdout[stdout.index(HEADER):], output.read_text()
 
 
 def ours(qrels: str, run: str) -> tuple[str, str]:

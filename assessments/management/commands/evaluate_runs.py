@@ -6,9 +6,10 @@ import json
 from django.core.management.base import BaseCommand
 
 from assessments.management.progress import campaign_or_fail, fail
+from assessments.metrics import image_precision
 from assessments.metrics.classification import CONVENTIONS, MEASURES, OVERALL
 from assessments.metrics.measures import MEASURE_HELP
-from assessments.services import classification, evaluation, exports
+from assessments.services import classification, evaluation, exports, image_runs
 
 
 def add_evaluation_options(parser, *, several_kinds: bool) -> None:
@@ -76,6 +77,10 @@ class Command(BaseCommand):
         if campaign.is_classification:
             self._score_submissions(campaign, kinds=kind, format=format, **options)
             return
+        if campaign.is_images:
+            self._score_image_runs(campaign, format=format, measure=options["measure"], rule=options["rule"] or "majority",
+                                   phase=options["phase"])
+            return
         options["measure"] = options["measure"] or "nDCG@5"
         options["rule"] = options["rule"] or "majority"
         try:
@@ -95,6 +100,29 @@ class Command(BaseCommand):
             board.write_per_topic_csv(self.stdout)
         else:
             self._print_table(board)
+
+    def _score_image_runs(self, campaign, *, format: str, measure: str | None, rule: str, phase: str) -> None:
+        """Touché Task 3's three precision@10 measures (or the one asked), per topic and stance and overall, as the
+        organisers' submission-evaluator.sh computes them."""
+        names = [m for m in image_precision.MEASURES if measure is None or m.lower() == measure.lower()]
+        if not names:
+            fail(self, f"unknown measure {measure!r} for an image campaign: choose one of {', '.join(image_precision.MEASURES)}")
+        results = image_runs.evaluate_image_runs(campaign, rule=rule, phase=phase)
+        if format == "json":
+            self.stdout.write(json.dumps([
+                {"run": r.tag, "team": r.team, "measure": name, "mean": r.report.measures()[name],
+                 "per_topic": {t.topic: t.both.precision()[name] for t in r.report.topics},
+                 "per_stance": {t.topic: {s: h.precision()[name] for s, h in t.stances.items()} for t in r.report.topics}}
+                for r in results for name in names
+            ], indent=2))
+            return
+        results.sort(key=lambda r: (-r.report.measures()[names[0]], r.tag))
+        self.stdout.write(f"{'run':<30} " + " ".join(f"{name:>22}" for name in names))
+        for r in results:
+            figures = r.report.measures()
+            self.stdout.write(f"{r.tag:<30} " + " ".join(f"{figures[name]:>22.4f}" for name in names))
+        self.stdout.write(f"{len(results)} runs; {phase} judgments, rule {rule}; unjudged images count as off topic, as "
+                          "submission-evaluator.sh counts them")
 
     def _print_table(self, board: evaluation.Leaderboard) -> None:
         out = self.stdout

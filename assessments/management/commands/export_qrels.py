@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from assessments.management.progress import campaign_or_fail, fail
-from assessments.services import aligned_exports, exports
+from assessments.services import aligned_exports, exports, image_campaigns
 
 
 class Command(BaseCommand):
@@ -45,6 +45,14 @@ class Command(BaseCommand):
             return
         if options["output_dir"] is not None:
             fail(self, "--output-dir goes with --aligned; one file is written with --output")
+        if campaign.is_images and kind is None:  # the lab's file: three questions a judged image, in one file
+            text = image_campaigns.image_qrels_text(campaign, rule=rule, phase=phase)
+            if output:
+                output.write_text(text, encoding="utf-8")
+            else:
+                self.stdout.write(text, ending="")
+            self.stderr.write(f"{text.count(chr(10))} lines: ONTOPIC, PRO and CON of each judged image ({phase} phase, rule {rule})")
+            return
         try:
             export = exports.export_qrels(campaign=campaign, kind=kind, phase=phase, rule=rule)
         except exports.ExportError as exc:

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand
 
 from assessments.management.progress import campaign_or_fail, check_files, run_import
 from assessments.services.classification import import_prediction_files
+from assessments.services.image_runs import import_image_runs
 from assessments.services.imports.runs import import_runs
 
 
@@ -36,6 +37,10 @@ class Command(BaseCommand):
                 self, desc="submissions", unit="file",
                 call=lambda bar: import_prediction_files(campaign=campaign, paths=files, team=team),
             )
+            return
+        if campaign.is_images:  # Task 3: topic PRO|CON imageId rank score tag
+            run_import(self, desc="image runs", unit="file",
+                       call=lambda bar: import_image_runs(campaign=campaign, paths=files, team=team))
             return
         run_import(
             self, desc="runs", unit="B",

@@ -18,7 +18,7 @@ from django.utils.text import get_valid_filename
 
 from accounts.models import User
 from assessments.models import Campaign, Job, PoolEntry
-from assessments.services import classification, job_queue, jobs
+from assessments.services import classification, image_runs, job_queue, jobs
 from assessments.services.imports import ImportProblem
 from assessments.services.imports.documents import DOCUMENT_FORMATS, check_collection_writer, import_documents
 from assessments.services.imports.items import check_item_options, import_items
@@ -145,6 +145,10 @@ def _import_documents_job(job: Job, progress: Progress) -> dict:
 def _import_runs_job(job: Job, progress: Progress) -> dict:
     paths, names = job_inputs(job)
     campaign = jobs.campaign_of(job)
+    if campaign.is_images:  # Task 3 runs: two lists of images per topic, by stance
+        return image_runs.import_image_runs(
+            campaign=campaign, paths=paths, names=names, team=job.params.get("team", ""), by=job.created_by,
+        ).as_result()
     if campaign.is_classification:  # submissions of labels (Touché 2023 Task 4), not rankings
         return classification.import_prediction_files(
             campaign=campaign, paths=paths, names=names, team=job.params.get("team", ""), by=job.created_by,

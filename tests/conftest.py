@@ -28,6 +28,7 @@ from tests.factories import (
     TopicFactory,
     UserFactory,
 )
+from tests.image_campaign import image_campaign  # noqa: F401  (a fixture the image tests share)
 
 
 @pytest.fixture(autouse=True)

@@ -221,6 +221,9 @@ MEDIA_ROOT = VAR_DIR / "uploads"
 # can send protected files itself (nginx: an `internal` location aliased to MEDIA_ROOT) is named here, and Python then
 # only checks who may see an image (assessments.services.images); empty: Python streams the file.
 IMAGE_ACCEL_REDIRECT = os.environ.get("IMAGE_ACCEL_REDIRECT", "")
+# Pooled images whose 64-bit pHashes differ in at most this many bits are one picture: judged once, the label copied
+# to the others as to a text's twins (services.duplicates). 0: only identical hashes; -1: no grouping.
+IMAGE_PHASH_DISTANCE = env_int("IMAGE_PHASH_DISTANCE", 4)
 # Uploads of runs and collections can be large; they are streamed to disk, not held in memory.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024

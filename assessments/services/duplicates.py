@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
@@ -62,10 +63,12 @@ def group_duplicates(*, campaign: Campaign, progress: Progress | None = None) ->
     )
 
     wanted: dict[int, int | None] = {}
+    hashes = _image_hashes(campaign) if campaign.is_images else None
     for done, topic_id in enumerate(topic_ids, 1):
         topic_entries = entries.get(topic_id, [])
         canonical_now = {e.duplicate_of_id for e in topic_entries}
-        for group in _groups_of(topic_entries):
+        groups = _groups_of(topic_entries) if hashes is None else _image_groups(topic_entries, hashes)
+        for group in groups:
             canonical = min(
                 group, key=lambda e: (e.id not in canonical_now, (topic_id, e.document_id) not in judged, e.order)
             )
@@ -117,6 +120,28 @@ def _groups_of(entries: list[_GroupEntry]) -> list[list[_GroupEntry]]:
     groups: dict[str, list[_GroupEntry]] = defaultdict(list)
     for doc, entry in by_doc.items():
         groups[find(parent, doc)].append(entry)
+    return [group for group in groups.values() if len(group) > 1]
+
+
+def _image_hashes(campaign: Campaign) -> dict[int, int]:
+    """document id -> the image's 64-bit pHash, for the pooled images of an image campaign."""
+    rows = Document.objects.filter(pool_entries__topic__campaign=campaign).values_list("pk", "metadata__image__phash")
+    return {pk: int(phash, 16) for pk, phash in rows if isinstance(phash, str)}
+
+
+def _image_groups(entries: list[_GroupEntry], hashes: dict[int, int]) -> list[list[_GroupEntry]]:
+    """Connected groups of one topic's images whose pHashes differ in at most IMAGE_PHASH_DISTANCE bits: copies of
+    one picture (rescaled, recompressed) on many pages, which one label serves. Images have no text to compare."""
+    distance = settings.IMAGE_PHASH_DISTANCE
+    images = [e for e in entries if e.document_id in hashes]
+    parent = {e.doc_id: e.doc_id for e in images}
+    for i, a in enumerate(images):
+        for b in images[i + 1:]:
+            if (hashes[a.document_id] ^ hashes[b.document_id]).bit_count() <= distance:
+                union(parent, a.doc_id, b.doc_id)
+    groups: dict[str, list[_GroupEntry]] = defaultdict(list)
+    for entry in images:
+        groups[find(parent, entry.doc_id)].append(entry)
     return [group for group in groups.values() if len(group) > 1]
 
 

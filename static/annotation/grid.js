@@ -12,6 +12,9 @@ const state = document.getElementById("grid-state");
 const dims = new Map(data.scheme.dimensions.map((d) => [d.name, d]));
 const byKey = new Map(data.keys.map((k) => [k.key.toLowerCase(), k]));
 let selected = 0;
+const judgedBefore = cells.filter((c) => c.classList.contains("judged")).length;
+const judgedCount = document.getElementById("grid-judged");
+const judgedElsewhere = Number(judgedCount.textContent) - judgedBefore;
 
 function holds(condition, labels) {
   if (!condition) return true;
@@ -54,6 +57,7 @@ function draw(index) {
   }) : [Object.assign(document.createElement("span"), { className: "badge unjudged", textContent: "unjudged" })]));
   const complete = data.scheme.dimensions.every((d) => !d.required || !holds(d.condition, labels) || d.name in labels);
   cell.classList.toggle("judged", Object.keys(labels).length > 0 && complete);
+  judgedCount.textContent = String(judgedElsewhere + cells.filter((c) => c.classList.contains("judged")).length);
 }
 
 function select(index) {

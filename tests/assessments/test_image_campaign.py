@@ -5,68 +5,20 @@ precision@10 measures equal to the organisers' submission-evaluator.sh run on th
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
 from accounts.models import User
-from assessments.formats.image_collection import read_image_collection
-from assessments.formats.image_runs import write_image_run
 from assessments.metrics.image_precision import MEASURES
-from assessments.models import Assignment, Campaign, Document, PoolEntry, Ranking
+from assessments.models import Assignment, Document, PoolEntry, Ranking
 from tests.task3_scorer import HEADER, organisers_output
 
 pytestmark = pytest.mark.django_db
 
 
-def sample_runs(sample: Path, topics: set[str]) -> dict[str, str]:
-    """Two runs from the sample's rankings: the organisers' baseline rule (the page's search said " good": PRO,
-    " anti": CON; its rank), and a shuffled one that leaves a topic out and lists fewer than ten."""
-    found: dict[tuple[str, str], dict[str, int]] = {}
-    for record in read_image_collection(sample / "images"):
-        for page in record.pages:
-            for q in page.queries:
-                stance = "PRO" if " good" in q.query else "CON" if " anti" in q.query else None
-                if stance and q.topic in topics:  # the crawl's searches cover more topics than the sample's queries
-                    best = found.setdefault((q.topic, stance), {})
-                    best[record.id] = min(best.get(record.id, q.rank), q.rank)
-    rng = random.Random(3)
-    baseline, shuffled = [], []
-    numbers = sorted({topic for topic, _ in found})
-    for (topic, stance), images in sorted(found.items()):
-        ordered = sorted(images, key=lambda i: (images[i], i))[:10]
-        baseline += [(topic, stance, image, rank, 1.0 / rank) for rank, image in enumerate(ordered, 1)]
-        if topic != numbers[-1]:
-            picked = rng.sample(ordered, max(1, len(ordered) // 2))
-            shuffled += [(topic, stance, image, rank, 10.0 - rank) for rank, image in enumerate(picked, 1)]
-    return {"baseline": write_image_run(baseline, tag="baseline"), "shuffled": write_image_run(shuffled, tag="shuffled")}
-
-
-@pytest.fixture
-def campaign(db, command, touche_data, tmp_path, settings):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    sample = touche_data / "2023-task3-sample"
-    topics = [json.loads(line) for line in (sample / "queries.jsonl").read_text().splitlines()]
-    (tmp_path / "topics.tsv").write_text("".join(f"{t['qid']}\t{t['query']}\n" for t in topics))
-    assert command("create_campaign", "img23", "--name", "Image retrieval", "--preset", "touche-2023-task3").code == 0
-    assert command("import_topics", "img23", tmp_path / "topics.tsv").code == 0
-    done = command("import_images", "img23", sample)
-    assert done.code == 0, done.err
-    assert "50 images stored" in done.out and "50 thumbnails made" in done.out
-    runs = sample_runs(sample, {t["qid"] for t in topics})
-    for tag, text in runs.items():
-        (tmp_path / f"{tag}.txt").write_text(text)
-    done = command("import_runs", "img23", tmp_path / "baseline.txt", tmp_path / "shuffled.txt")
-    assert done.code == 0, done.err
-    assert command("build_pool", "img23", "--depth", "20").code == 0
-    command("create_user", "alice", "--role", "assessor", "--password", "images-alice-password")
-    assert command("assign_topics", "img23", "--auto", "--assessors", "alice").code == 0
-    return Campaign.objects.get(slug="img23"), runs
-
-
-def test_images_are_stored_as_files_with_their_pages_and_pooled_from_both_stances(campaign):
-    campaign, runs = campaign
+def test_images_are_stored_as_files_with_their_pages_and_pooled_from_both_stances(image_campaign):
+    campaign, runs = image_campaign
     image = Document.objects.get(collection=campaign.collection, doc_id="Ibaa25a9245a3cd96")
     meta = image.metadata
     assert meta["image"]["content_type"] == "image/png"  # named image.webp, really a PNG: served as what it is
@@ -79,8 +31,8 @@ def test_images_are_stored_as_files_with_their_pages_and_pooled_from_both_stance
         d for r in Ranking.objects.filter(run__tag="shuffled") for d in r.docs}
 
 
-def test_an_image_is_served_as_its_checked_type_only_to_who_may_see_it(campaign, client):
-    campaign, _ = campaign
+def test_an_image_is_served_as_its_checked_type_only_to_who_may_see_it(image_campaign, client):
+    campaign, _ = image_campaign
     alice = User.objects.get(username="alice")
     assignment = Assignment.objects.filter(assessor=alice).first()
     entry = PoolEntry.objects.filter(topic=assignment.topic).select_related("document").first()
@@ -99,8 +51,8 @@ def test_an_image_is_served_as_its_checked_type_only_to_who_may_see_it(campaign,
     assert client.get(reverse("assessments:image", args=["img23", entry.document_id])).status_code == 404
 
 
-def test_every_figure_equals_the_organisers_evaluator_on_the_exported_qrels(campaign, client, command, touche_data, gawk_on_path, tmp_path):
-    campaign, runs = campaign
+def test_every_figure_equals_the_organisers_evaluator_on_the_exported_qrels(image_campaign, client, command, touche_data, gawk_on_path, tmp_path):
+    campaign, runs = image_campaign
     rng = random.Random(11)
     alice = User.objects.get(username="alice")
     client.force_login(alice)
@@ -131,3 +83,22 @@ def test_every_figure_equals_the_organisers_evaluator_on_the_exported_qrels(camp
             assert [f"{v:.2f}" for v in ours] == cells, (tag, topic)
         assert set(rows[MEASURES[0]]["per_topic"]) == set(theirs) and theirs, tag  # the shuffled run lacks a topic
     assert len({r["mean"] for r in figures}) > 1  # the figures differ by run and measure: nothing trivially 0 or 1
+
+
+def test_copies_of_one_picture_are_grouped_by_phash_distance_and_judged_once(image_campaign, settings):
+    from assessments.services.duplicates import group_duplicates
+
+    campaign, _ = image_campaign
+    assert not PoolEntry.objects.filter(topic__campaign=campaign, duplicate_of__isnull=False).exists()  # ≥ 18 bits apart
+    topic = campaign.topics.order_by("number").first()
+    first, second, third = PoolEntry.objects.filter(topic=topic).select_related("document").order_by("order")[:3]
+    base = int(first.document.metadata["image"]["phash"], 16)
+    for entry, flipped in ((second, 0b1011), (third, 0b11111 << 8)):  # 3 and 5 bits away (8 from each other)
+        entry.document.metadata["image"]["phash"] = f"{base ^ flipped:016x}"
+        entry.document.save(update_fields=["metadata"])
+    settings.IMAGE_PHASH_DISTANCE = 4
+
+    group_duplicates(campaign=campaign)
+
+    twins = dict(PoolEntry.objects.filter(topic=topic, duplicate_of__isnull=False).values_list("pk", "duplicate_of_id"))
+    assert twins == {second.pk: first.pk}  # the third is 5 bits away: another picture at this threshold

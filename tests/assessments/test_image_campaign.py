@@ -84,6 +84,15 @@ def test_every_figure_equals_the_organisers_evaluator_on_the_exported_qrels(imag
         assert set(rows[MEASURES[0]]["per_topic"]) == set(theirs) and theirs, tag  # the shuffled run lacks a topic
     assert len({r["mean"] for r in figures}) > 1  # the figures differ by run and measure: nothing trivially 0 or 1
 
+    # The exported file read back as an import source's answers gives the same figures, and exports the same.
+    (tmp_path / "exported.qrels").write_text(exported.out)
+    imported = command("import_qrels", "img23", tmp_path / "exported.qrels", "--assessor", "touche23")
+    assert imported.code == 0, imported.err
+    assert f"{exported.out.count(chr(10))} answers" in imported.out
+    again = json.loads(command("evaluate_runs", "img23", "--format", "json", "--rule", "assessor:touche23").out)
+    assert again == figures
+    assert command("export_qrels", "img23", "--rule", "assessor:touche23").out == exported.out
+
 
 def test_copies_of_one_picture_are_grouped_by_phash_distance_and_judged_once(image_campaign, settings):
     from assessments.services.duplicates import group_duplicates

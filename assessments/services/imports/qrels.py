@@ -38,6 +38,7 @@ from assessments.services import audit, bulk, job_queue, jobs
 from assessments.services.bulk import copy_escape
 from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.imports.files import InputFile, count_lines, opened
+from assessments.services.imports.image_qrels import import_image_qrels
 from assessments.services.imports.sources import check_source_name, source_user
 from assessments.services.imports.uploads import job_inputs, keep_upload, stored_name
 from assessments.services.jobs import Progress
@@ -67,6 +68,8 @@ def import_qrels(
     is stored. Call outside a transaction when a Job reports progress, so pollers see it.
     """
     source = source or str(path)
+    if campaign.is_images and kind is None:  # the lab's Task 3 file: all three questions in one
+        return import_image_qrels(campaign=campaign, path=path, assessor=assessor, phase=phase, source=source, by=by)
     dimension = _check_options(campaign=campaign, kind=kind, assessor=assessor, phase=phase)
     topics = dict(campaign.topics.values_list("number", "id"))
     total = count_lines(InputFile(path, source))

@@ -18,8 +18,9 @@ from rest_framework.views import APIView
 
 from assessments import access
 from assessments.formats.errors import FormatError
+from assessments.metrics import image_precision
 from assessments.metrics.classification import CONVENTIONS, MEASURES
-from assessments.services import classification, evaluation, exports
+from assessments.services import classification, evaluation, exports, image_runs
 from assessments.services.imports import ImportProblem
 from assessments.services.imports import qrels as qrels_imports
 from assessments.views.results import streaming_qrels_response
@@ -126,13 +127,23 @@ class ResultsView(APIView):
             "evaluation.py scores it, one row per submission (run, measure, value, per_language, convention, "
             f"ci_low/ci_high), and reads other parameters: measure (one of {', '.join(MEASURES)}; default "
             f"{classification.DEFAULT_MEASURE}), by=language, convention ({' or '.join(CONVENTIONS)}), phase, rule "
-            f"(default {classification.DEFAULT_RULE}), ci, test=permutation, seed."
+            f"(default {classification.DEFAULT_RULE}), ci, test=permutation, seed. An image campaign (Touché Task 3) "
+            "answers with one row per run and measure (topicRelevanceP@10, argumentativenessP@10, stanceRelevanceP@10: "
+            "mean, per_topic, per_stance) as the organisers' submission-evaluator.sh computes them, and reads rule and phase."
         ),
     )
     def get(self, request, slug: str):
         campaign = access.get_campaign_for_organiser(request.user, slug)
         if campaign.is_classification:
             return self._submissions(request, campaign)
+        if campaign.is_images:
+            rule = request.query_params.get("rule") or "majority"
+            access.check_rule(request.user, campaign, rule)
+            try:
+                results = image_runs.evaluate_image_runs(campaign, rule=rule, phase=request.query_params.get("phase") or "main")
+            except exports.ExportError as exc:
+                return _bad_request(exc)
+            return Response(image_runs.scores_json(results, image_precision.MEASURES))
         params = ResultsQuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         options = params.validated_data

@@ -94,6 +94,10 @@ class ImagePrecisionReport:
     def measures(self) -> dict[str, float]:
         return self.overall.precision()
 
+    def overall_for(self, stance: str) -> Hits:
+        """One stance's hits over the run's topics (out of 10 × topics); the script prints them per topic only."""
+        return sum((topic.stances[stance] for topic in self.topics), NO_HITS)
+
 
 def image_qrels_table(judgments: Iterable[ImageJudgment]) -> dict[tuple[str, str], dict[str, int]]:
     """The answers by (topic, image), as the evaluator looks them up (a later line for the same question wins)."""

@@ -109,3 +109,14 @@ def evaluate_image_runs(campaign: Campaign, *, rule: str = "majority", phase: st
         image_run = ImageRun(tag=run.tag, entries=entries, line_count=run.line_count)
         results.append(ImageRunScores(run.tag, run.team, evaluate_image_run(image_run, answers)))
     return results
+
+
+def scores_json(results: list[ImageRunScores], measures: Sequence[str]) -> list[dict]:
+    """One row per run and measure: the mean over the run's topics, and per topic over both stances and per stance
+    (what `evaluate_runs --format json` and the results API answer)."""
+    return [
+        {"run": r.tag, "team": r.team, "measure": name, "mean": r.report.measures()[name],
+         "per_topic": {t.topic: t.both.precision()[name] for t in r.report.topics},
+         "per_stance": {t.topic: {s: h.precision()[name] for s, h in t.stances.items()} for t in r.report.topics}}
+        for r in results for name in measures
+    ]

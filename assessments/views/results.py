@@ -23,10 +23,11 @@ from accounts.http import AuthenticatedHttpRequest
 from assessments import access
 from assessments.formats.errors import FormatError
 from assessments.formats.qrels import MERGED_COLUMNS
+from assessments.metrics import image_precision
 from assessments.metrics.classification import CONVENTIONS, MEASURES
 from assessments.models import Campaign
 from assessments.selectors.campaigns import recent_jobs
-from assessments.services import classification, evaluation, exports
+from assessments.services import classification, evaluation, exports, image_runs
 from assessments.services.imports import ImportProblem
 from assessments.services.imports import qrels as qrels_imports
 
@@ -267,6 +268,8 @@ def leaderboard(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     if campaign.is_classification:  # submissions of labels, scored as the lab's evaluation.py scores them
         return _classification_leaderboard(request, campaign)
+    if campaign.is_images:  # Task 3: the three precision@10 measures, as the lab's submission-evaluator.sh
+        return _image_leaderboard(request, campaign)
     form, board, error = _evaluate(request, campaign)
     context = {"campaign": campaign, "form": form, "board": board, "error": error}
     if board:
@@ -286,6 +289,21 @@ def leaderboard(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
         ]
     template = "assessments/results_table.html" if request.htmx else "assessments/results.html"
     return render(request, template, context, status=400 if error and not request.htmx else 200)
+
+
+def _image_leaderboard(request: AuthenticatedHttpRequest, campaign: Campaign) -> HttpResponse:
+    rule = request.GET.get("rule") or "majority"
+    access.check_rule(request.user, campaign, rule)
+    results = image_runs.evaluate_image_runs(campaign, rule=rule)
+    measures = image_precision.MEASURES
+    results.sort(key=lambda r: (-r.report.measures()[measures[0]], r.tag))
+    rows = [
+        {"tag": r.tag, "team": r.team, "overall": [r.report.measures()[m] for m in measures],
+         "stances": [r.report.overall_for(stance).precision()[m] for stance in ("PRO", "CON") for m in measures],
+         "topics": len(r.report.topics)}
+        for r in results
+    ]
+    return render(request, "assessments/image_results.html", {"campaign": campaign, "rows": rows, "measures": measures, "rule": rule})
 
 
 @login_required

@@ -111,3 +111,17 @@ def test_copies_of_one_picture_are_grouped_by_phash_distance_and_judged_once(ima
 
     twins = dict(PoolEntry.objects.filter(topic=topic, duplicate_of__isnull=False).values_list("pk", "duplicate_of_id"))
     assert twins == {second.pk: first.pk}  # the third is 5 bits away: another picture at this threshold
+
+
+def test_the_results_page_and_api_give_the_commands_figures(image_campaign, client, command):
+    campaign, _ = image_campaign
+    olivia = User.objects.create_user("olivia", password="images-olivia-password", role="organiser")
+    from assessments.models import Membership
+
+    Membership.objects.create(campaign=campaign, user=olivia)
+    client.force_login(olivia)
+    figures = json.loads(command("evaluate_runs", "img23", "--format", "json").out)
+    assert client.get(reverse("api-results", args=["img23"])).json() == figures
+    page = client.get(reverse("assessments:leaderboard", args=["img23"])).content.decode()
+    baseline = next(r for r in figures if r["run"] == "baseline" and r["measure"] == "topicRelevanceP@10")
+    assert "submission-evaluator.sh" in page and "baseline" in page and f"{baseline['mean']:.3f}" in page

@@ -109,12 +109,7 @@ class Command(BaseCommand):
             fail(self, f"unknown measure {measure!r} for an image campaign: choose one of {', '.join(image_precision.MEASURES)}")
         results = image_runs.evaluate_image_runs(campaign, rule=rule, phase=phase)
         if format == "json":
-            self.stdout.write(json.dumps([
-                {"run": r.tag, "team": r.team, "measure": name, "mean": r.report.measures()[name],
-                 "per_topic": {t.topic: t.both.precision()[name] for t in r.report.topics},
-                 "per_stance": {t.topic: {s: h.precision()[name] for s, h in t.stances.items()} for t in r.report.topics}}
-                for r in results for name in names
-            ], indent=2))
+            self.stdout.write(json.dumps(image_runs.scores_json(results, names), indent=2))
             return
         results.sort(key=lambda r: (-r.report.measures()[names[0]], r.tag))
         self.stdout.write(f"{'run':<30} " + " ".join(f"{name:>22}" for name in names))

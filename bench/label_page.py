@@ -10,6 +10,9 @@ the next item fetches) at positions spread over the queue, and prints p50 and p9
 item's to the document's, with the queries each request made.
 
     cd /work/main && .venv/bin/python bench/label_page.py [--items 2400] [--rounds 200]
+    cd /work/main && .venv/bin/python bench/label_page.py --items 12 --rounds 300   # a real proposal's comments
+
+Both shapes matter: a CoFE proposal has a handful of comments (the short queue), a Touché pool thousands (the long).
 
 The goal: the item's page costs no more than the document's (ratio ≤ 1.1 at p50 and p95).
 """

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from .errors import FormatError, shown
+from .image_runs import IMAGE_ID
 
 IMAGE_FILES = ("image.webp", "image.png", "image.jpg", "image.jpeg")  # the first one present is the image
 MAX_TEXT_BYTES = 8 << 20  # snapshot/text.txt; the sample's largest is 95 KB
@@ -48,7 +49,6 @@ MAX_SMALL_BYTES = 1 << 20  # URLs, pHash, xpaths, rankings.jsonl: the sample's a
 # A broken link or a vanished file (OSError), a damaged zip entry (BadZipFile: bad CRC; zlib.error, EOFError: bad data).
 _READ_ERRORS = (OSError, zipfile.BadZipFile, zlib.error, EOFError)
 _SHARD = re.compile(r"I[0-9a-f]{2}")
-_IMAGE = re.compile(r"I[0-9a-f]{16}")
 _PAGE = re.compile(r"P[0-9a-f]{16}")
 _PHASH = re.compile(r"[01]{64}")
 _DRIVE = re.compile(r"[A-Za-z]:")
@@ -111,7 +111,7 @@ class ImageCollection:
     def __iter__(self) -> Iterator[ImageRecord]:
         found = False
         for shard in self._folders(self._base, _SHARD, "I and 2 hex digits"):
-            for image in self._folders(shard, _IMAGE, "I and 16 lowercase hex digits"):
+            for image in self._folders(shard, IMAGE_ID, "I and 16 lowercase hex digits"):
                 image_id = _split(image)[1]
                 if image_id[1:3] != _split(shard)[1][1:]:
                     raise FormatError(self._tree.where(image), None, f"image {image_id} is not in the folder I{image_id[1:3]}")
@@ -127,7 +127,7 @@ class ImageCollection:
         return sum(
             1
             for shard, is_dir in tree.entries(self._base).items() if is_dir and _SHARD.fullmatch(shard)
-            for image, image_is_dir in tree.entries(_join(self._base, shard)).items() if image_is_dir and _IMAGE.fullmatch(image)
+            for image, image_is_dir in tree.entries(_join(self._base, shard)).items() if image_is_dir and IMAGE_ID.fullmatch(image)
         )
 
     def open_member(self, member: str) -> BinaryIO:

@@ -46,13 +46,17 @@ class BrowsedImage:
     answers: dict[str, Value]  # decided answers by dimension; empty: unjudged
 
 
-def browse(campaign: Campaign, run: Run, topic: Topic, *, rule: str = "majority") -> dict[str, list[BrowsedImage]]:
-    """A run's two lists for a topic, each image with its decided answers."""
+def topic_answers(campaign: Campaign, topic: Topic, *, rule: str = "majority") -> dict[str, dict[str, Value]]:
+    """image id -> dimension -> decided answer, for one topic's judged images."""
+    return {image: labels for (number, image), labels in decided_answers(campaign, rule=rule).items() if number == topic.number}
+
+
+def browse(campaign: Campaign, run: Run, topic: Topic, answers: dict[str, dict[str, Value]]) -> dict[str, list[BrowsedImage]]:
+    """A run's two lists for a topic, each image with its decided answers (`topic_answers`, read once a page)."""
     ranking = Ranking.objects.filter(run=run, topic=topic).first()
     lists = stance_lists(ranking) if ranking else {stance: [] for stance in STANCES}
     ids = {image for entries in lists.values() for _, image in entries}
     documents = dict(Document.objects.filter(collection=campaign.collection, doc_id__in=ids).values_list("doc_id", "pk"))
-    answers = {image: labels for (number, image), labels in decided_answers(campaign, rule=rule).items() if number == topic.number}
     return {
         stance: [BrowsedImage(rank, image, documents.get(image), answers.get(image, {})) for rank, image in entries]
         for stance, entries in lists.items()

@@ -98,17 +98,20 @@ def evaluate_image_runs(campaign: Campaign, *, rule: str = "majority", phase: st
     # Yes/no answers are 1/0 (the questions' values are ints).
     answers = {key: {q: int(v) for q, v in values.items()} for key, values in decided_answers(campaign, rule=rule, phase=phase).items()}
     numbers = dict(campaign.topics.values_list("pk", "number"))
-    results = []
-    for run in Run.objects.filter(campaign=campaign).order_by("tag"):
-        entries: dict[tuple[str, str], list[ImageRunEntry]] = {}
-        for ranking in Ranking.objects.filter(run=run):
-            topic = numbers[ranking.topic_id]
-            for stance, lines in stance_lists(ranking).items():
-                if lines:
-                    entries[(topic, stance)] = [ImageRunEntry(topic, stance, image, rank, 0.0, 0) for rank, image in lines]
-        image_run = ImageRun(tag=run.tag, entries=entries, line_count=run.line_count)
-        results.append(ImageRunScores(run.tag, run.team, evaluate_image_run(image_run, answers)))
-    return results
+    entries: dict[int, dict[tuple[str, str], list[ImageRunEntry]]] = {}
+    for ranking in Ranking.objects.filter(run__campaign=campaign).only("run_id", "topic_id", "docs", "ranks", "stances", "length"):
+        topic = numbers[ranking.topic_id]
+        for stance, lines in stance_lists(ranking).items():
+            if lines:
+                entries.setdefault(ranking.run_id, {})[(topic, stance)] = [
+                    ImageRunEntry(topic, stance, image, rank, 0.0, 0) for rank, image in lines
+                ]
+    return [
+        ImageRunScores(run.tag, run.team, evaluate_image_run(
+            ImageRun(tag=run.tag, entries=entries.get(run.pk, {}), line_count=run.line_count), answers,
+        ))
+        for run in Run.objects.filter(campaign=campaign).order_by("tag")
+    ]
 
 
 def scores_json(results: list[ImageRunScores], measures: Sequence[str]) -> list[dict]:

@@ -50,8 +50,9 @@ def run_browser(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     topic = Topic.objects.get(campaign=campaign, number=number)
     scheme = campaign.label_scheme
     panels = []
+    answers = image_campaigns.topic_answers(campaign, topic)
     for shown in filter(None, (tag, other)):
-        lists = image_campaigns.browse(campaign, Run.objects.get(campaign=campaign, tag=shown), topic)
+        lists = image_campaigns.browse(campaign, Run.objects.get(campaign=campaign, tag=shown), topic, answers)
         panels.append({"tag": shown, "lists": [
             {"stance": stance, "images": [
                 {"image": i, "badges": [(d.name, d.name_of(i.answers[d.name])) for d in scheme.dimensions if d.name in i.answers],

@@ -113,8 +113,12 @@ def test_copies_of_one_picture_are_grouped_by_phash_distance_and_judged_once(ima
     assert twins == {second.pk: first.pk}  # the third is 5 bits away: another picture at this threshold
 
 
-def test_the_results_page_and_api_give_the_commands_figures(image_campaign, client, command):
+def test_the_results_page_and_api_give_the_commands_figures(image_campaign, client, command, django_assert_max_num_queries):
+    from assessments.services.image_runs import evaluate_image_runs
+
     campaign, _ = image_campaign
+    with django_assert_max_num_queries(7):  # topics, rankings, runs and one per question: not one per run
+        assert len(evaluate_image_runs(campaign)) == 2
     olivia = User.objects.create_user("olivia", password="images-olivia-password", role="organiser")
     from assessments.models import Membership
 

@@ -3,7 +3,7 @@ with the pages it came from a key away, answers by keys (o on topic, p supports 
 at desktop and phone widths; the grid judges a screenful by arrow keys and the same keys; the run browser shows a
 run's two lists badged with the answers.
 
-Set SCREENSHOTS to a folder to keep screenshots (image-1440.png, image-390.png, grid-1440.png, browser-1440.png).
+Set SCREENSHOTS to a folder to keep screenshots (image-, grid- and browser- at 1440, 768 and 390 px wide).
 """
 
 import os
@@ -60,6 +60,7 @@ def test_an_image_is_judged_by_keys_beside_its_topic_with_its_pages_a_key_away(p
     page.keyboard.press("p")
     expect(page.locator("#save-state")).to_have_text("Saved")
     shot(page, "image-1440.png", 1440, 900)
+    shot(page, "image-768.png", 768, 1024)
     shot(page, "image-390.png", 390, 844)
     page.set_viewport_size({"width": 1280, "height": 800})
     page.keyboard.press("j")
@@ -88,6 +89,8 @@ def test_a_screenful_is_judged_in_the_grid_by_arrows_and_keys(page, log_in, imag
     expect(page.locator("#grid-state")).to_have_text("Saved")
     expect(page.locator("#grid-judged")).to_have_text("2")
     shot(page, "grid-1440.png", 1440, 900)
+    shot(page, "grid-768.png", 768, 1024)
+    shot(page, "grid-390.png", 390, 844)
     assert stored(assignment, 2) == [{"ONTOPIC": 0}, {"ONTOPIC": 0}]
     first = PoolEntry.objects.filter(topic=assignment.topic).order_by("order", "pk").first()
     history = Judgment.objects.get(assessor=alice, topic=assignment.topic, document=first.document).events.order_by("revision")
@@ -109,6 +112,7 @@ def test_the_run_browser_shows_a_runs_two_lists_with_their_answers(page, log_in,
     expect(page.locator(".stance-column h3").first).to_contain_text("PRO")
     expect(page.locator(".run-panel .badge.unjudged").first).to_be_visible()
     shot(page, "browser-1440.png", 1440, 900)
+    shot(page, "browser-768.png", 768, 1024)
     page.keyboard.press("]")
     page.wait_for_url("**run=shuffled**")
     assert page.errors == []

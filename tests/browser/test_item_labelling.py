@@ -2,7 +2,7 @@
 imported as items beside their proposal, given to a coder by the languages she reads, each comment labelled by one
 key (f, a, o) with its language shown, and the proposal switched between as written and English with e.
 
-Set SCREENSHOTS to a folder to keep screenshots (items-1440.png, items-390.png).
+Set SCREENSHOTS to a folder to keep screenshots (items-1440.png, items-768.png, items-390.png).
 """
 
 import os
@@ -62,6 +62,8 @@ def test_comments_are_labelled_by_one_key_each_beside_their_proposal_in_either_l
     if SCREENSHOTS:
         page.set_viewport_size({"width": 1440, "height": 900})
         page.screenshot(path=str(Path(SCREENSHOTS) / "items-1440.png"), full_page=True)
+        page.set_viewport_size({"width": 768, "height": 1024})
+        page.screenshot(path=str(Path(SCREENSHOTS) / "items-768.png"), full_page=True)
         page.set_viewport_size({"width": 390, "height": 844})
         page.screenshot(path=str(Path(SCREENSHOTS) / "items-390.png"), full_page=True)
 

@@ -28,6 +28,7 @@ from assessments.services.imports import ImportProblem, ImportSummary
 from assessments.services.imports.documents import check_collection_writer
 from assessments.services.jobs import Progress
 
+THUMBNAILS_PER_WRITE = 200
 PAGE_TEXT_CHARS = 3000  # of a page's text, what the drawer shows: the lab's snapshots run to hundreds of kB
 
 
@@ -116,6 +117,7 @@ def make_thumbnails(*, campaign: Campaign, progress: Progress | None = None) -> 
     )
     from django.core.files.storage import default_storage
 
+    made: list[Document] = []
     for done, document in enumerate(documents, 1):
         image = document.metadata["image"]
         with default_storage.open(image["file"], "rb") as stream:
@@ -124,9 +126,13 @@ def make_thumbnails(*, campaign: Campaign, progress: Progress | None = None) -> 
             except FormatError:
                 continue  # checked at import; a file changed in storage since keeps no thumbnail
         image["thumbnail"] = images.store_file(images.thumbnail_name(campaign.collection, document.doc_id), small)
-        Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
+        made.append(document)
+        if len(made) == THUMBNAILS_PER_WRITE or done == len(documents):
+            Document.objects.bulk_update(made, ["metadata"])  # a batch at a time: a cancelled job keeps what it made
+            made = []
         if progress:
             progress.advance(done, len(documents))
+    Document.objects.bulk_update(made, ["metadata"])
     return ImportSummary(f"{len(documents)} thumbnails made", [], {"thumbnails": len(documents)})
 
 

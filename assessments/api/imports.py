@@ -3,6 +3,8 @@
 * ``GET  campaigns/<slug>/topics/``: the campaign's topics; ``POST`` a topics file (multipart ``file``) → 202 and the job.
 * ``GET  campaigns/<slug>/runs/``: the campaign's runs; ``POST`` one or more run files (``file`` repeated, ``team``) → 202.
 * ``GET  campaigns/<slug>/documents/``: document counts; ``POST`` collection files (``file``, ``format``, ``only_pooled``) → 202.
+* ``GET  campaigns/<slug>/images/``: an image campaign's image counts; ``POST`` the collection as one zip (``file``,
+  ``only_pooled``) → 202; its thumbnails follow as a job of their own.
 * ``GET  jobs/<id>/``: a job's progress (done/total), and once finished its summary, warnings or errors.
 * ``POST jobs/<id>/cancel/``: cancel a queued job, or stop a running one at its next step (nothing is stored).
 * ``POST jobs/<id>/retry/``: queue a failed job again (202), with the files it was given.
@@ -89,6 +91,11 @@ class ItemUploadSerializer(serializers.Serializer):
     )
 
 
+class ImageUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="the collection as one zip, in the lab's layout (images/I<2 hex>/I<16 hex>/…)")
+    only_pooled = serializers.BooleanField(default=False, help_text="keep only images some pool needs")
+
+
 class _ImportView(generics.GenericAPIView):
     """POST uploads files for one kind of import and answers 202 with the queued job."""
 
@@ -165,6 +172,18 @@ class DocumentsView(_ImportView):
     def get(self, request, slug: str):
         campaign = self.campaign()
         return Response(DocumentCountsSerializer({"collection": campaign.collection.slug, **document_counts(campaign)}).data)
+
+
+@extend_schema_view(
+    post=extend_schema(
+        request={"multipart/form-data": ImageUploadSerializer}, responses={202: JobSerializer},
+        summary="Import an image campaign's collection (a zip; each image checked by its bytes, all or nothing); "
+        "runs as a job, and its thumbnails as another",
+    ),
+)
+class ImagesView(DocumentsView):
+    kind = "import_images"
+    upload_serializer = ImageUploadSerializer
 
 
 @extend_schema_view(
@@ -250,6 +269,7 @@ def register(router) -> list:
         path("campaigns/<slug:slug>/runs/", RunsView.as_view(), name="api-runs"),
         path("campaigns/<slug:slug>/documents/", DocumentsView.as_view(), name="api-documents"),
         path("campaigns/<slug:slug>/items/", ItemsView.as_view(), name="api-items"),
+        path("campaigns/<slug:slug>/images/", ImagesView.as_view(), name="api-images"),
         path("jobs/<int:job_id>/", JobView.as_view(), name="api-job"),
         path("jobs/<int:job_id>/cancel/", JobCancelView.as_view(), name="api-job-cancel"),
         path("jobs/<int:job_id>/retry/", JobRetryView.as_view(), name="api-job-retry"),

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.http import AuthenticatedHttpRequest
 from assessments import access
-from assessments.models import Campaign, Job
+from assessments.models import Campaign, Job, Kind
 from assessments.selectors.campaigns import document_counts, recent_jobs
 from assessments.services import job_queue
 from assessments.services.imports import ImportProblem
@@ -97,12 +97,32 @@ class ItemsForm(forms.Form):
         return {"assessor": self.cleaned_data["assessor"]}
 
 
-FORMS: dict[str, type[TopicsForm | DocumentsForm | RunsForm | ItemsForm]] = {
-    "topics": TopicsForm, "documents": DocumentsForm, "runs": RunsForm, "items": ItemsForm,
+class ImagesForm(forms.Form):
+    kind = "import_images"
+    file = forms.FileField(
+        label="Image collection (.zip)",
+        help_text="the lab's layout: images/I<2 hex>/I<16 hex>/{image.webp, image-url.txt, image-phash.txt, pages/…}",
+    )
+    only_pooled = forms.BooleanField(required=False, label="Only images a pool needs")
+
+    def uploads(self) -> list:
+        return [self.cleaned_data["file"]]
+
+    def options(self) -> dict:
+        return {"only_pooled": self.cleaned_data["only_pooled"]}
+
+
+FORMS: dict[str, type[TopicsForm | DocumentsForm | RunsForm | ItemsForm | ImagesForm]] = {
+    "topics": TopicsForm, "documents": DocumentsForm, "runs": RunsForm, "items": ItemsForm, "images": ImagesForm,
 }
 # A classification campaign's items are comments beside their proposals, imported together; its runs are
-# submissions of labels. A ranking campaign has no items.
-_SHOWN = {True: ("items", "runs"), False: ("topics", "documents", "runs")}
+# submissions of labels. An image campaign's collection is a zip of images. A ranking campaign has neither.
+_SHOWN = {
+    Kind.CLASSIFICATION: ("items", "runs"), Kind.IMAGES: ("topics", "images", "runs"),
+    Kind.RANKING: ("topics", "documents", "runs"),
+}
+# The import jobs the page lists: an image import queues its thumbnails as a job of their own.
+_JOBS = (*IMPORT_KINDS, "make_thumbnails")
 
 
 def _form(what: str, campaign: Campaign) -> forms.Form:
@@ -111,6 +131,9 @@ def _form(what: str, campaign: Campaign) -> forms.Form:
         form.fields["files"].label = "Submission files"
         form.fields["files"].help_text = "comment_id<TAB>label lines, no header; the file's name is its tag, which a later file may not reuse"
         form.fields["team"].help_text = "the team that submitted them (optional)"
+    elif what == "runs" and campaign.is_images:
+        form.fields["files"].label = "Image run files"
+        form.fields["files"].help_text = "topic PRO|CON imageId rank score tag lines; a tag uploaded again replaces its run"
     return form
 
 
@@ -120,11 +143,11 @@ def imports_page(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     return render(request, "assessments/imports.html", {
         "campaign": campaign,
         # Pairs, not a dict: a template reads forms.items as the "items" form before the method.
-        "forms": [(what, _form(what, campaign)) for what in _SHOWN[campaign.is_classification]],
+        "forms": [(what, _form(what, campaign)) for what in _SHOWN[campaign.kind]],
         "topics": campaign.topics.order_by("position", "number"),
         "runs": campaign.runs.select_related("uploaded_by").order_by("tag"),
         "documents": document_counts(campaign),
-        "jobs": recent_jobs(campaign, kinds=IMPORT_KINDS),
+        "jobs": recent_jobs(campaign, kinds=_JOBS),
     })
 
 

@@ -201,6 +201,7 @@ def test_the_import_api_schema_renders_without_warnings():
     assert upload_body["schema"]["$ref"].endswith("/RunUpload")
     assert set(schema["paths"]) == {
         "/api/campaigns/{slug}/topics/", "/api/campaigns/{slug}/runs/", "/api/campaigns/{slug}/documents/", "/api/campaigns/{slug}/items/",
+        "/api/campaigns/{slug}/images/",
         "/api/jobs/{job_id}/", "/api/jobs/{job_id}/cancel/", "/api/jobs/{job_id}/retry/", "/api/jobs/{job_id}/confirm/",
     }
 

@@ -21,16 +21,20 @@ from assessments.models import Campaign, Job, PoolEntry
 from assessments.services import classification, image_runs, job_queue, jobs
 from assessments.services.imports import ImportProblem
 from assessments.services.imports.documents import DOCUMENT_FORMATS, check_collection_writer, import_documents
+from assessments.services.imports.images import import_images
 from assessments.services.imports.items import check_item_options, import_items
 from assessments.services.imports.runs import TEAM_LENGTH, import_runs, require_topics
 from assessments.services.imports.topics import import_topics
 from assessments.services.jobs import Progress
 
-IMPORT_KINDS = ("import_topics", "import_documents", "import_runs", "import_items")
+IMPORT_KINDS = ("import_topics", "import_documents", "import_runs", "import_items", "import_images")
 # The unit of each kind's progress: runs and topics count bytes read; documents count lines, because the
 # document reader opens its files itself and reports the line of each record, not its byte offset. Items are
-# checked whole before anything is stored, so their job reports only its end.
-PROGRESS_UNITS = {"import_topics": "bytes", "import_documents": "lines", "import_runs": "bytes", "import_items": "bytes"}
+# checked whole before anything is stored, so their job reports only its end. An image collection counts images.
+PROGRESS_UNITS = {
+    "import_topics": "bytes", "import_documents": "lines", "import_runs": "bytes", "import_items": "bytes",
+    "import_images": "images",
+}
 
 
 def start_import(
@@ -48,6 +52,8 @@ def start_import(
         raise ImportProblem("choose a file to upload")
     if kind == "import_topics" and len(uploads) != 1:
         raise ImportProblem("upload one topics file at a time")
+    if kind == "import_images":
+        check_image_upload(campaign, uploads)
     if options.get("format", "auto") not in DOCUMENT_FORMATS:
         raise ImportProblem(f"unknown document format {options['format']!r}")
     if len(options.get("team", "")) > TEAM_LENGTH:
@@ -56,7 +62,7 @@ def start_import(
         classification.require_items(campaign, PoolEntry.objects.filter(topic__campaign=campaign).exists())
     elif kind == "import_runs":
         require_topics(campaign, campaign.topics.exists())  # refuse now rather than in the worker
-    if kind in ("import_documents", "import_items"):
+    if kind in ("import_documents", "import_items", "import_images"):
         check_collection_writer(campaign, created_by)  # the job checks again, as it runs
     if kind == "import_items":
         check_item_options(campaign, assessor=options.get("assessor") or None, files=len(uploads))
@@ -78,6 +84,22 @@ def start_import(
             shutil.rmtree(folder, ignore_errors=True)
         raise
     return job
+
+
+def check_image_upload(campaign: Campaign, uploads: Sequence[UploadedFile]) -> None:
+    """An image collection comes as one zip of the lab's layout, into an image campaign: refused before it is kept."""
+    if not campaign.is_images:
+        raise ImportProblem(
+            f"campaign {campaign.slug} does not judge images: images are imported into an image campaign "
+            "(create_campaign --preset touche-2023-task3, or --kind images)"
+        )
+    if len(uploads) != 1:
+        raise ImportProblem("upload one zip of the collection at a time")
+    upload = uploads[0]
+    head = upload.read(4)
+    upload.seek(0)
+    if head not in (b"PK\x03\x04", b"PK\x05\x06"):  # a zip's first entry, or an empty zip's end record
+        raise ImportProblem(f"{Path(upload.name or 'upload').name}: not a zip file (upload the collection's folder as a .zip)")
 
 
 # File systems take names of at most 255 bytes; Django cuts an upload's name to 255 characters, which can be more
@@ -167,4 +189,14 @@ def _import_items_job(job: Job, progress: Progress) -> dict:
         campaign=jobs.campaign_of(job), comments=paths[0], proposals=paths[1] if len(paths) > 1 else None,
         assessor=job.params.get("assessor") or None, comments_name=names[0],
         proposals_name=names[1] if len(names) > 1 else None, by=job.created_by,
+    ).as_result()
+
+
+@jobs.handler("import_images")
+def _import_images_job(job: Job, progress: Progress) -> dict:
+    """The zip is read in place, one image at a time; thumbnails are queued as their own job when it is stored."""
+    paths, names = job_inputs(job)
+    return import_images(
+        campaign=jobs.campaign_of(job), path=paths[0], source=names[0], only_pooled=bool(job.params.get("only_pooled")),
+        by=job.created_by, progress=progress,
     ).as_result()

@@ -166,7 +166,7 @@ class RunsView(generics.ListAPIView, _ImportView):
 class DocumentsView(_ImportView):
     serializer_class = DocumentCountsSerializer
     kind = "import_documents"
-    upload_serializer = DocumentUploadSerializer
+    upload_serializer: type[serializers.Serializer] = DocumentUploadSerializer
 
     @extend_schema(summary="How many documents the collection and the pools have")
     def get(self, request, slug: str):

@@ -57,6 +57,16 @@ class ClassificationQuerySerializer(serializers.Serializer):
     seed = serializers.IntegerField(default=evaluation.significance.DEFAULT_SEED)
 
 
+class ImageQuerySerializer(serializers.Serializer):
+    """The query of an image campaign's results (Touché Task 3): every measure is answered."""
+
+    phase = serializers.ChoiceField(choices=list(exports.PHASES), default="main")
+    rule = serializers.CharField(default="majority")
+    ci = serializers.FloatField(required=False, min_value=0, max_value=1, help_text="bootstrap interval level over each run's topics")
+    test = serializers.ChoiceField(choices=evaluation.TESTS, required=False, help_text="mark the runs tied with the best, per measure")
+    seed = serializers.IntegerField(default=evaluation.significance.DEFAULT_SEED)
+
+
 class RunResultSerializer(serializers.Serializer):
     run = serializers.CharField()
     team = serializers.CharField()
@@ -129,7 +139,8 @@ class ResultsView(APIView):
             f"{classification.DEFAULT_MEASURE}), by=language, convention ({' or '.join(CONVENTIONS)}), phase, rule "
             f"(default {classification.DEFAULT_RULE}), ci, test=permutation, seed. An image campaign (Touché Task 3) "
             "answers with one row per run and measure (topicRelevanceP@10, argumentativenessP@10, stanceRelevanceP@10: "
-            "mean, per_topic, per_stance) as the organisers' submission-evaluator.sh computes them, and reads rule and phase."
+            "mean, per_topic, per_stance) as the organisers' submission-evaluator.sh computes them, and reads rule, phase, ci, "
+            "test and seed (ci_low/ci_high and top_group per run and measure, as for text runs)."
         ),
     )
     def get(self, request, slug: str):
@@ -137,13 +148,7 @@ class ResultsView(APIView):
         if campaign.is_classification:
             return self._submissions(request, campaign)
         if campaign.is_images:
-            rule = request.query_params.get("rule") or "majority"
-            access.check_rule(request.user, campaign, rule)
-            try:
-                results = image_runs.evaluate_image_runs(campaign, rule=rule, phase=request.query_params.get("phase") or "main")
-            except exports.ExportError as exc:
-                return _bad_request(exc)
-            return Response(image_runs.scores_json(results, image_precision.MEASURES))
+            return self._image_runs(request, campaign)
         params = ResultsQuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         options = params.validated_data
@@ -153,6 +158,19 @@ class ResultsView(APIView):
         except exports.ExportError as exc:
             return _bad_request(exc)
         return Response(board.as_json())
+
+    def _image_runs(self, request, campaign):
+        """An image campaign: one row per run and measure as `evaluate_runs --format json` prints it."""
+        params = ImageQuerySerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        options = params.validated_data
+        access.check_rule(request.user, campaign, options["rule"])
+        statistics = image_runs.ImageStatistics(ci_level=options.get("ci"), test=options.get("test"), seed=options["seed"])
+        try:
+            results = image_runs.evaluate_image_runs(campaign, rule=options["rule"], phase=options["phase"], statistics=statistics)
+        except exports.ExportError as exc:
+            return _bad_request(exc)
+        return Response(image_runs.scores_json(results, image_precision.MEASURES, statistics))
 
     def _submissions(self, request, campaign):
         """A classification campaign: one row per submission as `evaluate_runs --format json` prints it (run, measure,

@@ -219,3 +219,18 @@ def not_worse_than_best(tests: Sequence[PairTest], best: int) -> set[int]:
     different = {test.a if test.b == best else test.b for test in tests if best in (test.a, test.b) and test.significant}
     runs = {test.a for test in tests} | {test.b for test in tests} | {best}
     return runs - different
+
+
+def leaderboard_statistics(
+    per_topic: Sequence[Mapping[str, float]], means: Sequence[float], *, level: float | None = None, test: str | None = None,
+    seed: int = DEFAULT_SEED,
+) -> tuple[list[tuple[float, float] | None] | None, set[int] | None]:
+    """What a leaderboard shows beside its means, for any measure: each run's interval at ``level`` (None when no
+    level is asked), and the runs no paired ``test`` tells from the best mean (None when no test is asked; the
+    first of equal means is the best)."""
+    intervals = confidence_intervals(per_topic, level=level, seed=seed) if level is not None else None
+    group = None
+    if test is not None and means:
+        best = max(range(len(means)), key=lambda i: means[i])
+        group = not_worse_than_best(compare_all(per_topic, test=test, seed=seed), best)
+    return intervals, group

@@ -405,14 +405,14 @@ def evaluate_runs(
             per_run = [result.scores[kind].per_topic for result in results]
             if not any(per_run):  # no labels of this kind yet: nothing to bootstrap or tell apart
                 continue
-            if ci is not None:
-                for result, interval in zip(results, significance.confidence_intervals(per_run, level=ci, seed=seed)):
-                    if interval is not None:
-                        result.ci[kind] = interval
-            if test is not None:
-                best = max(range(len(results)), key=lambda i: results[i].scores[kind].mean)
-                tests = significance.compare_all(per_run, test=test, seed=seed)
-                top_group[kind] = frozenset(results[i].run_id for i in significance.not_worse_than_best(tests, best))
+            intervals, group = significance.leaderboard_statistics(
+                per_run, [result.scores[kind].mean for result in results], level=ci, test=test, seed=seed
+            )
+            for result, interval in zip(results, intervals or ()):
+                if interval is not None:
+                    result.ci[kind] = interval
+            if group is not None:
+                top_group[kind] = frozenset(results[i].run_id for i in group)
     return Leaderboard(
         measure=str(setup.measure), judged_depth=setup.measure.judged_depth, kinds=setup.kinds, order=order,
         trec_eval=trec_eval, phase=phase, rule=str(setup.rule), results=results,

@@ -15,7 +15,7 @@ unjudged image counting as off topic, as the evaluator counts it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import transaction
@@ -23,9 +23,11 @@ from django.db import transaction
 from accounts.models import User
 from assessments.formats.errors import FormatError
 from assessments.formats.image_runs import STANCES, ImageRun, ImageRunEntry, parse_image_run
-from assessments.metrics.image_precision import ImagePrecisionReport, evaluate_image_run
+from assessments.metrics import significance
+from assessments.metrics.image_precision import MEASURES, ImagePrecisionReport, evaluate_image_run
 from assessments.models import Campaign, Document, Ranking, Run
 from assessments.services import audit, bulk
+from assessments.services.evaluation import EvaluationError
 from assessments.services.image_campaigns import decided_answers, stance_lists
 from assessments.services.imports import ImportProblem, ImportSummary
 
@@ -86,15 +88,36 @@ def _ranking(run: Run, topic_id: int, entries: list[ImageRunEntry]) -> Ranking:
     )
 
 
-@dataclass(frozen=True)
+@dataclass
 class ImageRunScores:
     tag: str
     team: str
     report: ImagePrecisionReport
+    ci: dict[str, tuple[float, float]] = field(default_factory=dict)  # measure -> bootstrap interval over topics
+    top_group: set[str] = field(default_factory=set)  # measures by which no paired test tells the run from the best
+
+    def per_topic(self, measure: str) -> dict[str, float]:
+        """The measure per topic over both lists, out of 20: what the script prints and the statistics resample."""
+        return {topic.topic: topic.both.precision()[measure] for topic in self.report.topics}
 
 
-def evaluate_image_runs(campaign: Campaign, *, rule: str = "majority", phase: str = "main") -> list[ImageRunScores]:
-    """Every run's three measures per topic, stance and overall, from the stored lines and the decided answers."""
+@dataclass(frozen=True)
+class ImageStatistics:
+    """How intervals and groups were made (as for text runs), so a table can say it and be made again."""
+
+    ci_level: float | None = None
+    test: str | None = None
+    seed: int = significance.DEFAULT_SEED
+    resamples: int = significance.RESAMPLES
+    alpha: float = significance.ALPHA
+
+
+def evaluate_image_runs(
+    campaign: Campaign, *, rule: str = "majority", phase: str = "main", statistics: ImageStatistics | None = None,
+) -> list[ImageRunScores]:
+    """Every run's three measures per topic, stance and overall, from the stored lines and the decided answers;
+    with `statistics`, each measure's bootstrap intervals over the run's topics and the group of runs no paired
+    test (on the topics both runs have) tells from the best, as the leaderboard of text runs has them."""
     # Yes/no answers are 1/0 (the questions' values are ints).
     answers = {key: {q: int(v) for q, v in values.items()} for key, values in decided_answers(campaign, rule=rule, phase=phase).items()}
     numbers = dict(campaign.topics.values_list("pk", "number"))
@@ -106,20 +129,50 @@ def evaluate_image_runs(campaign: Campaign, *, rule: str = "majority", phase: st
                 entries.setdefault(ranking.run_id, {})[(topic, stance)] = [
                     ImageRunEntry(topic, stance, image, rank, 0.0, 0) for rank, image in lines
                 ]
-    return [
+    results = [
         ImageRunScores(run.tag, run.team, evaluate_image_run(
             ImageRun(tag=run.tag, entries=entries.get(run.pk, {}), line_count=run.line_count), answers,
         ))
         for run in Run.objects.filter(campaign=campaign).order_by("tag")
     ]
+    if statistics and (statistics.ci_level is not None or statistics.test is not None):
+        if statistics.ci_level is not None and not 0 < statistics.ci_level < 1:
+            raise EvaluationError(f"confidence level must lie between 0 and 1 (0.95, say), not {statistics.ci_level}")
+        if statistics.test not in (None, *significance.TESTS):
+            raise EvaluationError(f"unknown test {statistics.test!r}: use {' or '.join(significance.TESTS)}")
+        _add_statistics(results, statistics)
+    return results
 
 
-def scores_json(results: list[ImageRunScores], measures: Sequence[str]) -> list[dict]:
+def _add_statistics(results: list[ImageRunScores], statistics: ImageStatistics) -> None:
+    scored = [r for r in results if r.report.topics]  # a run with no counted line has nothing to resample
+    for measure in MEASURES:
+        intervals, group = significance.leaderboard_statistics(
+            [r.per_topic(measure) for r in scored], [r.report.measures()[measure] for r in scored],
+            level=statistics.ci_level, test=statistics.test, seed=statistics.seed,
+        )
+        for result, interval in zip(scored, intervals or ()):
+            if interval is not None:
+                result.ci[measure] = interval
+        for index in group or ():
+            scored[index].top_group.add(measure)
+
+
+def scores_json(results: list[ImageRunScores], measures: Sequence[str], statistics: ImageStatistics | None = None) -> list[dict]:
     """One row per run and measure: the mean over the run's topics, and per topic over both stances and per stance
-    (what `evaluate_runs --format json` and the results API answer)."""
-    return [
-        {"run": r.tag, "team": r.team, "measure": name, "mean": r.report.measures()[name],
-         "per_topic": {t.topic: t.both.precision()[name] for t in r.report.topics},
-         "per_stance": {t.topic: {s: h.precision()[name] for s, h in t.stances.items()} for t in r.report.topics}}
-        for r in results for name in measures
-    ]
+    (what `evaluate_runs --format json` and the results API answer); with `statistics`, the interval and whether
+    the run is in the best run's group, in the fields text runs' rows use."""
+    rows = []
+    for r in results:
+        for name in measures:
+            row = {
+                "run": r.tag, "team": r.team, "measure": name, "mean": r.report.measures()[name], "per_topic": r.per_topic(name),
+                "per_stance": {t.topic: {s: h.precision()[name] for s, h in t.stances.items()} for t in r.report.topics},
+            }
+            if name in r.ci and statistics:
+                row.update(ci_low=r.ci[name][0], ci_high=r.ci[name][1], ci_level=statistics.ci_level,
+                           ci_seed=statistics.seed, ci_resamples=statistics.resamples)
+            if statistics and statistics.test:
+                row["top_group"] = name in r.top_group
+            rows.append(row)
+    return rows

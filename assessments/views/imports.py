@@ -117,7 +117,7 @@ FORMS: dict[str, type[TopicsForm | DocumentsForm | RunsForm | ItemsForm | Images
 }
 # A classification campaign's items are comments beside their proposals, imported together; its runs are
 # submissions of labels. An image campaign's collection is a zip of images. A ranking campaign has neither.
-_SHOWN = {
+_SHOWN: dict[str, tuple[str, ...]] = {
     Kind.CLASSIFICATION: ("items", "runs"), Kind.IMAGES: ("topics", "images", "runs"),
     Kind.RANKING: ("topics", "documents", "runs"),
 }

@@ -291,19 +291,50 @@ def leaderboard(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     return render(request, template, context, status=400 if error and not request.htmx else 200)
 
 
+class ImageResultsForm(forms.Form):
+    """What an image campaign's leaderboard shows (Touché Task 3): the measure it is sorted by, grouped and given
+    intervals for, and whose answers decide."""
+
+    measure = forms.ChoiceField(choices=[(name, name) for name in image_precision.MEASURES], initial=image_precision.MEASURES[0],
+                                label="Sorted by")
+    phase = forms.ChoiceField(choices=PHASE_CHOICES, initial="main")
+    rule = forms.ChoiceField(initial="majority")
+    ci = LeaderboardForm.base_fields["ci"]
+    test = LeaderboardForm.base_fields["test"]
+    defaults = ("measure", "phase", "rule", "ci", "test")
+
+    def __init__(self, data, *, campaign: Campaign, user):
+        access.check_rule(user, campaign, (data or {}).get("rule", ""))
+        data = data.copy()
+        for name in self.defaults:  # only the fields a link sets are given; the rest keep their defaults
+            data.setdefault(name, self.base_fields[name].initial)
+        super().__init__(data)
+        cast(forms.ChoiceField, self.fields["rule"]).choices = _rule_choices(campaign, user)
+
+
 def _image_leaderboard(request: AuthenticatedHttpRequest, campaign: Campaign) -> HttpResponse:
-    rule = request.GET.get("rule") or "majority"
-    access.check_rule(request.user, campaign, rule)
-    results = image_runs.evaluate_image_runs(campaign, rule=rule)
-    measures = image_precision.MEASURES
-    results.sort(key=lambda r: (-r.report.measures()[measures[0]], r.tag))
-    rows = [
-        {"tag": r.tag, "team": r.team, "overall": [r.report.measures()[m] for m in measures],
-         "stances": [r.report.overall_for(stance).precision()[m] for stance in ("PRO", "CON") for m in measures],
-         "topics": len(r.report.topics)}
-        for r in results
-    ]
-    return render(request, "assessments/image_results.html", {"campaign": campaign, "rows": rows, "measures": measures, "rule": rule})
+    form = ImageResultsForm(request.GET, campaign=campaign, user=request.user)
+    if not form.is_valid():
+        return HttpResponse(form.errors.as_text(), status=400, content_type="text/plain; charset=utf-8")
+    options = form.cleaned_data
+    measure = options["measure"]
+    statistics = image_runs.ImageStatistics(ci_level=options["ci"], test=options["test"] or None)
+    results = image_runs.evaluate_image_runs(campaign, rule=options["rule"], phase=options["phase"], statistics=statistics)
+    measures = (measure, *(name for name in image_precision.MEASURES if name != measure))
+    results.sort(key=lambda r: (-r.report.measures()[measure], r.tag))
+    rows = []
+    for r in results:
+        mean = r.report.measures()[measure]
+        interval = r.ci.get(measure)
+        rows.append({
+            "tag": r.tag, "team": r.team, "topics": len(r.report.topics), "top_group": measure in r.top_group,
+            "overall": [r.report.measures()[m] for m in measures],
+            "bar": _ci_bar(interval[0], interval[1], mean) if interval else None,
+            "stances": [r.report.overall_for(stance).precision()[m] for stance in ("PRO", "CON") for m in measures],
+        })
+    return render(request, "assessments/image_results.html", {
+        "campaign": campaign, "form": form, "rows": rows, "measures": measures, "statistics": statistics,
+    })
 
 
 @login_required

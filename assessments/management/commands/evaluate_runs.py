@@ -78,8 +78,10 @@ class Command(BaseCommand):
             self._score_submissions(campaign, kinds=kind, format=format, **options)
             return
         if campaign.is_images:
-            self._score_image_runs(campaign, format=format, measure=options["measure"], rule=options["rule"] or "majority",
-                                   phase=options["phase"])
+            self._score_image_runs(
+                campaign, format=format, measure=options["measure"], rule=options["rule"] or "majority", phase=options["phase"],
+                statistics=image_runs.ImageStatistics(ci_level=options["ci"], test=options["test"], seed=options["seed"]),
+            )
             return
         options["measure"] = options["measure"] or "nDCG@5"
         options["rule"] = options["rule"] or "majority"
@@ -101,23 +103,43 @@ class Command(BaseCommand):
         else:
             self._print_table(board)
 
-    def _score_image_runs(self, campaign, *, format: str, measure: str | None, rule: str, phase: str) -> None:
+    def _score_image_runs(self, campaign, *, format: str, measure: str | None, rule: str, phase: str,
+                          statistics: image_runs.ImageStatistics) -> None:
         """Touché Task 3's three precision@10 measures (or the one asked), per topic and stance and overall, as the
-        organisers' submission-evaluator.sh computes them."""
+        organisers' submission-evaluator.sh computes them; --ci and --test as for text runs, over the run's topics."""
         names = [m for m in image_precision.MEASURES if measure is None or m.lower() == measure.lower()]
         if not names:
             fail(self, f"unknown measure {measure!r} for an image campaign: choose one of {', '.join(image_precision.MEASURES)}")
-        results = image_runs.evaluate_image_runs(campaign, rule=rule, phase=phase)
+        try:
+            results = image_runs.evaluate_image_runs(campaign, rule=rule, phase=phase, statistics=statistics)
+        except exports.ExportError as exc:
+            fail(self, exc)
         if format == "json":
-            self.stdout.write(json.dumps(image_runs.scores_json(results, names), indent=2))
+            self.stdout.write(json.dumps(image_runs.scores_json(results, names, statistics), indent=2))
             return
         results.sort(key=lambda r: (-r.report.measures()[names[0]], r.tag))
-        self.stdout.write(f"{'run':<30} " + " ".join(f"{name:>22}" for name in names))
+        level = statistics.ci_level
+        self.stdout.write(f"{'run':<30} " + " ".join(
+            f"{name:>24}" + (f"  {f'{level:.0%} interval':>16}" if level else "") for name in names
+        ))
         for r in results:
             figures = r.report.measures()
-            self.stdout.write(f"{r.tag:<30} " + " ".join(f"{figures[name]:>22.4f}" for name in names))
+            cells = []
+            for name in names:
+                cell = f"{'=' if name in r.top_group else '':>2}{figures[name]:>22.4f}"
+                if level:
+                    low, high = r.ci.get(name, (float("nan"), float("nan")))
+                    cell += f"  [{low:.4f}, {high:.4f}]"
+                cells.append(cell)
+            self.stdout.write(f"{r.tag:<30} " + " ".join(cells))
         self.stdout.write(f"{len(results)} runs; {phase} judgments, rule {rule}; unjudged images count as off topic, as "
                           "submission-evaluator.sh counts them")
+        if level:
+            self.stdout.write(f"intervals: percentile bootstrap over each run's topics, {statistics.resamples:,} resamples, "
+                              f"seed {statistics.seed}")
+        if statistics.test:
+            self.stdout.write(f"= not significantly different from the best run by that measure ({statistics.test} test on "
+                              f"the topics both runs have, Holm over all pairs, α {statistics.alpha}, seed {statistics.seed})")
 
     def _print_table(self, board: evaluation.Leaderboard) -> None:
         out = self.stdout

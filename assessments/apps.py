@@ -4,18 +4,6 @@ from django.apps import AppConfig
 class AssessmentsConfig(AppConfig):
     name = "assessments"
     verbose_name = "Assessments"
-
-    def ready(self) -> None:
-        # Importing the service modules registers their job handlers (services.jobs.handler), and importing the
-        # tasks registers the Celery tasks that services hand jobs to by name (services.job_queue), in every
-        # process: the web's as well as the worker's.
-        from assessments import tasks  # noqa: F401
-        from assessments.services import (
-            jobs,  # noqa: F401
-            pooling,  # noqa: F401
-        )
-        from assessments.services.imports import (
-            images,  # noqa: F401
-            qrels,  # noqa: F401
-            uploads,  # noqa: F401
-        )
+    # Nothing is imported when the app is ready: job handlers are loaded when a job is first queued or run
+    # (services.jobs), and the Celery app and its tasks when a job is first dispatched (services.job_queue) or by
+    # the worker (touchstone.celery), so a command starts without the services and libraries it does not use.

@@ -12,7 +12,6 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from dotenv import load_dotenv
-from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -362,7 +361,9 @@ CELERY_BEAT_SCHEDULE = {
 # Sweeps have a queue of their own, which every worker also consumes: the sweep tells a job whose message the
 # broker lost by the jobs' queue being empty, which a waiting sweep must not spoil.
 CELERY_TASK_DEFAULT_QUEUE = "celery"
-CELERY_TASK_QUEUES = [Queue("celery", routing_key="celery"), Queue("sweeps", routing_key="sweeps")]
+# Celery reads a queue's options from a dict as from kombu's Queue, which settings do not import (Celery is loaded
+# only by processes that queue or run jobs).
+CELERY_TASK_QUEUES = {"celery": {"routing_key": "celery"}, "sweeps": {"routing_key": "sweeps"}}
 CELERY_TASK_ROUTES = {"assessments.sweep_jobs": {"queue": "sweeps"}}
 
 LOGGING = {

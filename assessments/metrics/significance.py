@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import stdtr
 
 RESAMPLES = 10_000
 DEFAULT_SEED = 2020
@@ -75,6 +74,8 @@ def paired_t_test(scores, pairs: Pairs) -> np.ndarray:
     Where ttest_rel has no answer, these are defined: identical scores on every topic give 1 (no evidence of a
     difference), the same nonzero difference on every topic gives 0, and a single topic gives 1.
     """
+    from scipy.special import stdtr  # SciPy takes longer to import than most commands take to run: only when testing
+
     differences = _differences(_matrix(scores), pairs)
     topics = differences.shape[0]
     if topics < 2:

@@ -20,13 +20,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
-from kombu.exceptions import ChannelError
-from kombu.exceptions import OperationalError as BrokerError
 
 from accounts.models import User
 from assessments.models import Campaign, Job
@@ -170,7 +167,7 @@ def sweep_jobs() -> SweepReport:
             logger.warning("job %s failed: %s", job.pk, job.message)
             report.failed.append(job.pk)
     report.folders_removed = _remove_unneeded_uploads()
-    if not current_app.conf.task_always_eager:
+    if not _celery().conf.task_always_eager:
         report.redispatched = _redispatch_forgotten()
     return report
 
@@ -191,9 +188,12 @@ def _redispatch_forgotten() -> list[int]:
 
 def _messages_waiting() -> int:
     """Messages ready in the jobs' queue (what a worker has taken but not acknowledged is not counted)."""
-    with current_app.connection_for_read() as conn:
+    from kombu.exceptions import ChannelError
+
+    app = _celery()
+    with app.connection_for_read() as conn:
         try:
-            return conn.default_channel.queue_declare(queue=current_app.conf.task_default_queue, passive=True).message_count
+            return conn.default_channel.queue_declare(queue=app.conf.task_default_queue, passive=True).message_count
         except ChannelError:  # Redis: an empty queue does not exist
             return 0
 
@@ -227,6 +227,8 @@ def _dispatch_on_commit(job: Job, *, undo: Callable[[], object]) -> None:
     """Publish the job's task once the row is committed (a worker must find it); when the broker refuses,
     `undo` what made the job queued and raise JobNotQueued."""
 
+    from kombu.exceptions import OperationalError as BrokerError  # with Celery (see _celery)
+
     def publish() -> None:
         try:
             _dispatch(job)
@@ -238,9 +240,18 @@ def _dispatch_on_commit(job: Job, *, undo: Callable[[], object]) -> None:
     transaction.on_commit(publish)
 
 
+def _celery():
+    """The project's Celery app with its tasks, loaded by the first job that needs it (touchstone/__init__.py).
+    Its autodiscovery imports the tasks in a worker only, so they are imported here for the other processes."""
+    import assessments.tasks  # noqa: F401
+    from touchstone.celery import app
+
+    return app
+
+
 def _dispatch(job: Job) -> None:
     Job.objects.filter(pk=job.pk).update(dispatched_at=timezone.now())
-    current_app.tasks[RUN_JOB_TASK].delay(job.pk)
+    _celery().tasks[RUN_JOB_TASK].delay(job.pk)
 
 
 def _forget(job: Job) -> None:

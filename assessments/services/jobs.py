@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from importlib import import_module
 from typing import Protocol
 
 from django.conf import settings
@@ -107,6 +108,18 @@ def committed(progress: Progress) -> None:
 
 Handler = Callable[[Job, Progress], dict]
 _HANDLERS: dict[str, Handler] = {}
+# The modules whose handlers register themselves (`handler`): imported when a job is first queued or run, not at
+# start-up, so that a command or request that runs no job does not load every import and pool service.
+_HANDLER_MODULES = (
+    "assessments.services.pooling", "assessments.services.imports.uploads", "assessments.services.imports.images",
+    "assessments.services.imports.qrels",
+)
+
+
+def _handlers() -> dict[str, Handler]:
+    for module in _HANDLER_MODULES:  # after the first call, lookups in sys.modules
+        import_module(module)
+    return _HANDLERS
 
 
 def campaign_of(job: Job) -> Campaign:
@@ -124,7 +137,7 @@ def acting_user(job: Job) -> User | None:
 
 
 def has_handler(kind: str) -> bool:
-    return kind in _HANDLERS
+    return kind in _handlers()
 
 
 def handler(kind: str) -> Callable[[Handler], Handler]:
@@ -152,7 +165,7 @@ def run_job(*, job_id: int, mirror: Progress | None = None) -> Job | None:
     progress = JobProgress(job, mirror=mirror)
     try:
         with _named_session(job), _heartbeat(job, progress):
-            result = _HANDLERS[job.kind](job, progress)
+            result = _handlers()[job.kind](job, progress)
     except _RunEnded:
         logger.warning("job %s was ended while it ran (its heartbeat was late); its run stopped, storing nothing", job.pk)
         return job

@@ -29,7 +29,7 @@ from .permissions import IsOrganiser
 
 
 class ResultsQuerySerializer(serializers.Serializer):
-    measure = serializers.CharField(default="nDCG@5")
+    measure = serializers.CharField(default="nDCG@5", help_text="a measure, or several: nDCG@5,P@10,AP (rows for each)")
     kind = serializers.ListField(
         child=serializers.CharField(), default=list,
         help_text="dimensions of the campaign's label scheme: graded ones are scored by the measure (none: the primary "
@@ -154,10 +154,13 @@ class ResultsView(APIView):
         options = params.validated_data
         access.check_rule(request.user, campaign, options["rule"])
         try:
-            board = evaluation.evaluate_runs(campaign=campaign, kinds=tuple(options.pop("kind")), **options)
+            boards = evaluation.evaluate_measures(
+                campaign=campaign, kinds=tuple(options.pop("kind")), measures=evaluation.parse_measures(options.pop("measure")),
+                **options,
+            )
         except exports.ExportError as exc:
             return _bad_request(exc)
-        return Response(board.as_json())
+        return Response([row for board in boards for row in board.as_json()])
 
     def _image_runs(self, request, campaign):
         """An image campaign: one row per run and measure as `evaluate_runs --format json` prints it."""

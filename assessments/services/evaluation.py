@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import csv
 import math
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 from operator import itemgetter
 from typing import TYPE_CHECKING
@@ -217,10 +218,15 @@ class Leaderboard:
                 rows.append(row)
         return rows
 
-    def write_per_topic_csv(self, stream: SupportsWrite[str]) -> None:
-        """Per-topic scores, one row per run, kind and topic, then the run's mean as topic "all" (trec_eval -q)."""
+    def write_per_topic_csv(self, stream: SupportsWrite[str], *, header: str | None = "") -> None:
+        """Per-topic scores, one row per run, kind and topic, then the run's mean as topic "all" (trec_eval -q).
+        The last column is headed judged@k with this measure's k unless `header` names it; None writes no header
+        (another measure's rows under a first board's)."""
         writer = csv.writer(stream, lineterminator="\n")
-        writer.writerow(["run", "team", "kind", "measure", "order", "trec_eval", "topic", "value", f"judged@{self.judged_depth}"])
+        if header is not None:
+            writer.writerow(
+                ["run", "team", "kind", "measure", "order", "trec_eval", "topic", "value", header or f"judged@{self.judged_depth}"]
+            )
         for result in self.results:
             for kind in self.kinds:
                 evaluation = result.scores[kind]
@@ -231,6 +237,13 @@ class Leaderboard:
                     writer.writerow([*common, "all", f"{evaluation.mean:.4f}", f"{evaluation.judged_at_k:.4f}"])
                 else:  # no judgments of this kind: empty cells, not a mean of 0
                     writer.writerow([*common, "all", "", ""])
+
+
+def write_per_topic_csv(boards: Sequence[Leaderboard], stream: SupportsWrite[str]) -> None:
+    """Several measures' per-topic scores in one CSV: one header, the last column judged@k of each row's measure
+    (with one measure, headed by its k as always)."""
+    for i, board in enumerate(boards):
+        board.write_per_topic_csv(stream, header=None if i else "" if len(boards) == 1 else "judged@k")
 
 
 @dataclass(frozen=True)
@@ -313,9 +326,13 @@ class Rankings:
         return self.docs.get(run_id, {}).get(version, {})
 
 
-def read_rankings(setup: Prepared, versions: tuple[int, ...], *, stances: bool = False) -> Rankings:
-    """The prepared runs' rankings of the judged topics in one query (see rankings.ordered_docs)."""
-    depth = setup.measure.depth and max(setup.measure.depth, setup.measure.judged_depth)
+def read_rankings(
+    setup: Prepared, versions: tuple[int, ...], *, stances: bool = False, measures: Sequence[Measure] = ()
+) -> Rankings:
+    """The prepared runs' rankings of the judged topics in one query (see rankings.ordered_docs), as deep as the
+    setup's measure (and each of `measures`) reads: whole lists when one of them reads whole lists."""
+    depths = [(m.depth, m.judged_depth) for m in (setup.measure, *measures)]
+    depth = max(max(cut, judged) for cut, judged in depths if cut) if all(cut for cut, _ in depths) else None
     found = Rankings(docs={}, stances={})
     stance_runs = {run_id for run_id, _, _, has_stance in setup.runs if has_stance} if stances else set()
     lines = rankings.ordered_docs(
@@ -360,7 +377,39 @@ def evaluate_runs(
     "permutation") compares every pair of runs, Holm–Bonferroni over all pairs, and fills ``top_group``. Both
     draw from a generator seeded with ``seed``.
     """
-    setup = prepare(campaign=campaign, measure=measure, kinds=kinds, order=order, trec_eval=trec_eval, phase=phase, rule=rule)
+    return evaluate_measures(
+        campaign=campaign, measures=(measure,), kinds=kinds, order=order, trec_eval=trec_eval, phase=phase, rule=rule,
+        ci=ci, test=test, seed=seed,
+    )[0]
+
+
+def parse_measures(text: str) -> tuple[str, ...]:
+    """The measures of a comma-separated list (``nDCG@5,P@10,AP``), each once, in the order given."""
+    names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    if not names:
+        raise EvaluationError("name a measure (nDCG@5, or several: nDCG@5,P@10,AP)")
+    return names
+
+
+def evaluate_measures(
+    *,
+    campaign: Campaign,
+    measures: Sequence[str],
+    kinds: tuple[str, ...] = (),
+    order: str = "score",
+    trec_eval: int = 10,
+    phase: str = "main",
+    rule: str = "majority",
+    ci: float | None = None,
+    test: str | None = None,
+    seed: int = significance.DEFAULT_SEED,
+) -> list[Leaderboard]:
+    """One leaderboard per measure, as `evaluate_runs` makes each (its docstring), from one reading of the labels
+    and one of the rankings, as deep as the deepest measure reads: several measures cost about what one does."""
+    if not measures:
+        raise EvaluationError("name a measure (nDCG@5, or several: nDCG@5,P@10,AP)")
+    parsed = [parse_measure(name) for name in measures]
+    setup = prepare(campaign=campaign, measure=measures[0], kinds=kinds, order=order, trec_eval=trec_eval, phase=phase, rule=rule)
     if test is not None and test not in TESTS:
         raise EvaluationError(f"unknown test {test!r}: use t or permutation")
     if ci is not None and not 0 < ci < 1:
@@ -368,8 +417,17 @@ def evaluate_runs(
     other = 9 if trec_eval == 10 else 10
     versions = (trec_eval, other) if order == "score" else (trec_eval,)
     stance_runs = {run_id for run_id, _, _, has_stance in setup.runs if has_stance} if setup.stance_truth else set()
-    read = read_rankings(setup, versions, stances=bool(stance_runs))
+    read = read_rankings(setup, versions, stances=bool(stance_runs), measures=parsed)
+    return [
+        _leaderboard(replace(setup, measure=measure), read, stance_runs=stance_runs, other=other, ci=ci, test=test, seed=seed)
+        for measure in parsed
+    ]
 
+
+def _leaderboard(
+    setup: Prepared, read: Rankings, *, stance_runs: set[int], other: int, ci: float | None, test: str | None, seed: int
+) -> Leaderboard:
+    order, trec_eval = setup.order, setup.trec_eval
     results = []
     for run_id, tag, team, _ in setup.runs:
         ranked = read.of(run_id, trec_eval)
@@ -415,7 +473,7 @@ def evaluate_runs(
                 top_group[kind] = frozenset(results[i].run_id for i in group)
     return Leaderboard(
         measure=str(setup.measure), judged_depth=setup.measure.judged_depth, kinds=setup.kinds, order=order,
-        trec_eval=trec_eval, phase=phase, rule=str(setup.rule), results=results,
+        trec_eval=trec_eval, phase=setup.phase, rule=str(setup.rule), results=results,
         topics={kind: len(setup.qrels[kind]) for kind in setup.kinds},
         stance_kind=setup.stance_kind if stance_runs else None,
         statistics=Statistics(ci_level=ci, test=test, seed=seed), top_group=top_group,

@@ -5,6 +5,7 @@ Views parse the request, call one service and render; exports stream straight fr
 the response, so a million-line file never sits in memory.
 """
 
+from collections.abc import Sequence
 from typing import cast
 
 from django import forms
@@ -64,7 +65,7 @@ TEST_CHOICES = [("", "No grouping"), ("t", "Paired t-test"), ("permutation", "Ra
 class EvaluationForm(forms.Form):
     """What to score and how: the options every results page shares."""
 
-    measure = forms.CharField(initial="nDCG@5", max_length=16)
+    measure = forms.CharField(initial="nDCG@5", max_length=80, help_text="one, or several: nDCG@5,P@10,AP")
     order = forms.ChoiceField(choices=ORDER_CHOICES, initial="score")
     trec_eval = forms.TypedChoiceField(choices=TREC_EVAL_CHOICES, coerce=int, initial=10, label="Scores")
     phase = forms.ChoiceField(choices=PHASE_CHOICES, initial="main")
@@ -83,7 +84,7 @@ class EvaluationForm(forms.Form):
 
     def clean_measure(self) -> str:
         try:
-            return str(evaluation.parse_measure(self.cleaned_data["measure"]))
+            return ",".join(str(evaluation.parse_measure(name)) for name in evaluation.parse_measures(self.cleaned_data["measure"]))
         except evaluation.EvaluationError as exc:
             raise forms.ValidationError(str(exc)) from None
 
@@ -108,19 +109,21 @@ class LeaderboardForm(EvaluationForm):
 
 
 def _evaluate(request: AuthenticatedHttpRequest, campaign: Campaign, *, statistics: bool = True):
+    """The form and one leaderboard per measure asked (the first one's intervals and groups are shown), or the
+    error that stopped them."""
     form = LeaderboardForm(request.GET, campaign=campaign, user=request.user)
     if not form.is_valid():
-        return form, None, form.errors.as_text()
+        return form, [], form.errors.as_text()
     options = form.cleaned_data
     try:
-        board = evaluation.evaluate_runs(
-            campaign=campaign, measure=options["measure"], kinds=tuple(options["kind"]), order=options["order"],
+        boards = evaluation.evaluate_measures(
+            campaign=campaign, measures=options["measure"].split(","), kinds=tuple(options["kind"]), order=options["order"],
             trec_eval=options["trec_eval"], phase=options["phase"], rule=options["rule"],
             ci=options["ci"] if statistics else None, test=(options["test"] or None) if statistics else None,
         )
     except exports.ExportError as exc:
-        return form, None, str(exc)
-    return form, board, ""
+        return form, [], str(exc)
+    return form, boards, ""
 
 
 def _ci_bar(low: float, high: float, mean: float) -> dict:
@@ -132,8 +135,11 @@ def _ci_bar(low: float, high: float, mean: float) -> dict:
             "text": f"[{low:.4f}, {high:.4f}]"}
 
 
-def _table(board: evaluation.Leaderboard, results: list, sort: str, descending: bool) -> tuple[list[dict], list[list[dict]]]:
-    """Header cells (what each sorts by, the direction a click asks for next) and the body's cells."""
+def _table(
+    board: evaluation.Leaderboard, results: list, sort: str, descending: bool, others: Sequence[evaluation.Leaderboard] = ()
+) -> tuple[list[dict], list[list[dict]]]:
+    """Header cells (what each sorts by, the direction a click asks for next) and the body's cells. The first
+    measure's board orders the table and gives the intervals and groups; `others` (more measures) add their means."""
     level = board.statistics.ci_level
     columns = [("team", "Team", False), ("run", "Run", False)]
     for kind in board.kinds:
@@ -141,6 +147,8 @@ def _table(board: evaluation.Leaderboard, results: list, sort: str, descending: 
         if level:
             columns.append(("", f"{level:.0%} interval", False))
         columns.append((f"{kind}_judged", f"judged@{board.judged_depth}", True))
+        columns += [("", f"{kind.capitalize()} {other.measure}", True) for other in others]
+    scores_of = [{result.run_id: result.scores for result in other.results} for other in others]
     if board.stance_kind:
         name = board.stance_kind.capitalize()
         columns += [("accuracy", f"{name} accuracy", True), ("macro_f1", f"{name} macro-F1", True)]
@@ -161,6 +169,7 @@ def _table(board: evaluation.Leaderboard, results: list, sort: str, descending: 
                 if level:
                     cells.append({"text": "–"})
                 cells.append({"text": "–", "numeric": True})
+                cells += [{"text": "–", "numeric": True} for _ in others]
                 continue
             scores = result.scores[kind]
             note = result.other_version.get(kind)
@@ -173,6 +182,10 @@ def _table(board: evaluation.Leaderboard, results: list, sort: str, descending: 
                 cells.append({"bar": _ci_bar(interval[0], interval[1], scores.mean) if interval else None, "text": "" if interval else "–"})
             # Below 1 the pool has holes: unjudged documents in this run's top k count as non-relevant.
             cells.append({"text": f"{scores.judged_at_k:.3f}", "numeric": True, "warn": scores.judged_at_k < 1})
+            for other, scored in zip(others, scores_of):
+                mean = scored[result.run_id][kind].mean
+                cells.append({"text": f"{mean:.4f}", "numeric": True, "title": f"{other.measure}, judged@{other.judged_depth} "
+                              f"{scored[result.run_id][kind].judged_at_k:.3f}"})
         if board.stance_kind:
             stance = result.stance
             for value in (stance and stance.accuracy, stance and stance.macro_f1):
@@ -270,7 +283,8 @@ def leaderboard(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
         return _classification_leaderboard(request, campaign)
     if campaign.is_images:  # Task 3: the three precision@10 measures, as the lab's submission-evaluator.sh
         return _image_leaderboard(request, campaign)
-    form, board, error = _evaluate(request, campaign)
+    form, boards, error = _evaluate(request, campaign)
+    board = boards[0] if boards else None
     context = {"campaign": campaign, "form": form, "board": board, "error": error}
     if board:
         sort = form.cleaned_data["sort"] or board.kinds[0]
@@ -282,7 +296,7 @@ def leaderboard(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
         if form.cleaned_data["best"]:
             kept = {result.run_id for result in board.best_per_team()}
             results = [result for result in results if result.run_id in kept]
-        context["columns"], context["rows"] = _table(board, results, sort, descending)
+        context["columns"], context["rows"] = _table(board, results, sort, descending, boards[1:])
         context["notes"] = [
             {"run": result.tag, "kind": kind, "reason": note.reason}
             for result in results for kind, note in result.other_version.items()
@@ -342,14 +356,16 @@ def leaderboard_csv(request: AuthenticatedHttpRequest, slug: str) -> HttpRespons
     campaign = access.get_campaign_for_organiser(request.user, slug)
     if campaign.is_classification:
         return _classification_csv(request, campaign)
-    _, board, error = _evaluate(request, campaign, statistics=False)
+    _, boards, error = _evaluate(request, campaign, statistics=False)
     if error:
         return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
+    board = boards[0]
+    measures = "+".join(b.measure for b in boards)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = (
-        f'attachment; filename="{campaign.slug}-{board.measure}-{board.order}-trec_eval{board.trec_eval}-per-topic.csv"'
+        f'attachment; filename="{campaign.slug}-{measures}-{board.order}-trec_eval{board.trec_eval}-per-topic.csv"'
     )
-    board.write_per_topic_csv(response)
+    evaluation.write_per_topic_csv(boards, response)
     return response
 
 

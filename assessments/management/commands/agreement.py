@@ -2,9 +2,10 @@
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from assessments.labels import SchemeError
+from assessments.management.base import BaseCommand
 from assessments.models import Campaign
 from assessments.selectors.agreement import FLAG_RULE, AgreementError, Scope, compute_agreement, default_phase
 

@@ -1,8 +1,7 @@
 """Give a classification campaign's items to coders by the languages they read, with an overlap share for
 agreement: the command-line twin of assign_topics for items."""
 
-from django.core.management.base import BaseCommand
-
+from assessments.management.base import BaseCommand
 from assessments.management.progress import campaign_or_fail, fail
 from assessments.services.assignments import AssignmentError, find_assessors
 from assessments.services.item_assignments import ItemAssignmentError, assign_items

@@ -1,7 +1,8 @@
 """Give topics to assessors from the command line: the twin of the assignment page and the assignments API."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from assessments.management.base import BaseCommand
 from assessments.models import Campaign
 from assessments.services import assignments
 from assessments.services.assignments import AssignmentError

@@ -1,7 +1,6 @@
 """Build (or extend) a campaign's judgment pool from its runs: the command-line twin of the pool page's build."""
 
-from django.core.management.base import BaseCommand
-
+from assessments.management.base import BaseCommand
 from assessments.management.progress import campaign_or_fail, fail, progress_bar
 from assessments.models import Campaign
 from assessments.selectors.pool_preview import PoolPreview, preview_pool

@@ -1,7 +1,6 @@
 """Report rows whose unchecked foreign keys point nowhere (see assessments.selectors.integrity)."""
 
-from django.core.management.base import BaseCommand
-
+from assessments.management.base import BaseCommand
 from assessments.management.progress import fail
 from assessments.selectors.integrity import orphans
 

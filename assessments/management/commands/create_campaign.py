@@ -3,8 +3,6 @@
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
-
 from accounts.models import User
 from assessments.labels import (
     CLASSIFICATION_PRESETS,
@@ -14,6 +12,7 @@ from assessments.labels import (
     LabelScheme,
     SchemeError,
 )
+from assessments.management.base import BaseCommand
 from assessments.management.progress import fail
 from assessments.models import Kind
 from assessments.services.campaigns import CampaignError, create_campaign, format_stance_codes, parse_stance_codes

@@ -4,12 +4,13 @@ import secrets
 
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from accounts.models import HUMAN_ROLES, Role, User
 from accounts.usernames import lookalike_of, username_problem
 from assessments.formats.cofe import LANGUAGES
+from assessments.management.base import BaseCommand
 
 
 class Command(BaseCommand):

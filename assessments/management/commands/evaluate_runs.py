@@ -3,8 +3,7 @@ submissions against the decided labels: the command-line twin of the results pag
 
 import json
 
-from django.core.management.base import BaseCommand
-
+from assessments.management.base import BaseCommand
 from assessments.management.progress import campaign_or_fail, fail
 from assessments.metrics import image_precision
 from assessments.metrics.classification import CONVENTIONS, MEASURES, OVERALL
@@ -15,7 +14,8 @@ from assessments.services import classification, evaluation, exports, image_runs
 def add_evaluation_options(parser, *, several_kinds: bool) -> None:
     """The options every evaluating command shares: what to score, in which order, against whose labels."""
     parser.add_argument("slug", help="the campaign's slug")
-    parser.add_argument("--measure", default="nDCG@5", help=f"{MEASURE_HELP} (default nDCG@5)")
+    several = "; several, comma-separated (nDCG@5,P@10,AP), are computed in one pass" if several_kinds else ""
+    parser.add_argument("--measure", default="nDCG@5", help=f"{MEASURE_HELP} (default nDCG@5){several}")
     if several_kinds:
         parser.add_argument(
             "--kind", action="append", default=[],
@@ -83,32 +83,35 @@ class Command(BaseCommand):
                 statistics=image_runs.ImageStatistics(ci_level=options["ci"], test=options["test"], seed=options["seed"]),
             )
             return
-        options["measure"] = options["measure"] or "nDCG@5"
         options["rule"] = options["rule"] or "majority"
         try:
-            board = evaluation.evaluate_runs(
-                campaign=campaign, kinds=tuple(kind), measure=options["measure"], order=options["order"],
-                trec_eval=options["trec_eval"], phase=options["phase"], rule=options["rule"], ci=options["ci"],
-                test=options["test"], seed=options["seed"],
+            boards = evaluation.evaluate_measures(
+                campaign=campaign, kinds=tuple(kind), measures=evaluation.parse_measures(options["measure"] or "nDCG@5"),
+                order=options["order"], trec_eval=options["trec_eval"], phase=options["phase"], rule=options["rule"],
+                ci=options["ci"], test=options["test"], seed=options["seed"],
             )
         except exports.ExportError as exc:
             fail(self, exc)
-        if board.unjudged:
-            fail(self, f"campaign {slug} has no {board.describe_judgments()}: nothing to score the runs against "
+        if boards[0].unjudged:
+            fail(self, f"campaign {slug} has no {boards[0].describe_judgments()}: nothing to score the runs against "
                        "(judge documents first, or import earlier labels with import_qrels)")
         if format == "json":
-            self.stdout.write(json.dumps(board.as_json(), indent=2))
+            self.stdout.write(json.dumps([row for board in boards for row in board.as_json()], indent=2))
         elif format == "csv":
-            board.write_per_topic_csv(self.stdout)
+            evaluation.write_per_topic_csv(boards, self.stdout)
         else:
-            self._print_table(board)
+            for i, board in enumerate(boards):
+                if i:
+                    self.stdout.write("")
+                self._print_table(board)
 
     def _score_image_runs(self, campaign, *, format: str, measure: str | None, rule: str, phase: str,
                           statistics: image_runs.ImageStatistics) -> None:
         """Touché Task 3's three precision@10 measures (or the one asked), per topic and stance and overall, as the
         organisers' submission-evaluator.sh computes them; --ci and --test as for text runs, over the run's topics."""
-        names = [m for m in image_precision.MEASURES if measure is None or m.lower() == measure.lower()]
-        if not names:
+        asked = {name.lower() for name in measure.split(",")} if measure else None
+        names = [m for m in image_precision.MEASURES if asked is None or m.lower() in asked]
+        if not names or (asked and len(names) != len(asked)):
             fail(self, f"unknown measure {measure!r} for an image campaign: choose one of {', '.join(image_precision.MEASURES)}")
         try:
             results = image_runs.evaluate_image_runs(campaign, rule=rule, phase=phase, statistics=statistics)

@@ -3,8 +3,7 @@ installs (import_campaign reads it back)."""
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
-
+from assessments.management.base import BaseCommand
 from assessments.management.progress import campaign_or_fail, fail, progress_bar
 from assessments.services.archive_export import export_campaign
 

@@ -3,8 +3,7 @@ the organisers' evaluation.py scores submissions against."""
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
-
+from assessments.management.base import BaseCommand
 from assessments.management.progress import campaign_or_fail, fail
 from assessments.services import classification, exports
 

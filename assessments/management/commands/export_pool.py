@@ -1,7 +1,6 @@
 """Write a campaign's pool as `qid doc` lines, for organisers who check it or judge elsewhere."""
 
-from django.core.management.base import BaseCommand
-
+from assessments.management.base import BaseCommand
 from assessments.management.progress import campaign_or_fail, fail
 from assessments.selectors.pools import export_lines
 

@@ -3,8 +3,7 @@ of the download on the qrels page and in the API."""
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
-
+from assessments.management.base import BaseCommand
 from assessments.management.progress import campaign_or_fail, fail
 from assessments.services import aligned_exports, exports, image_campaigns
 

@@ -2,8 +2,7 @@
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
-
+from assessments.management.base import BaseCommand
 from assessments.management.progress import check_files, run_import
 from assessments.services.archive_import import import_campaign
 

@@ -2,8 +2,7 @@
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
-
+from assessments.management.base import BaseCommand
 from assessments.management.progress import campaign_or_fail, check_files, run_import
 from assessments.services.imports.documents import DOCUMENT_FORMATS, import_documents
 

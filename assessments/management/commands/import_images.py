@@ -2,8 +2,7 @@
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
-
+from assessments.management.base import BaseCommand
 from assessments.management.progress import campaign_or_fail, fail, run_import
 from assessments.services.imports.images import import_images, make_thumbnails
 

@@ -3,8 +3,7 @@ proposals they answer."""
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
-
+from assessments.management.base import BaseCommand
 from assessments.management.progress import campaign_or_fail, check_files, run_import
 from assessments.services.imports.items import import_items
 

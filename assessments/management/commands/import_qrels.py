@@ -3,8 +3,7 @@ command-line twin of the import on the qrels page and in the API."""
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
-
+from assessments.management.base import BaseCommand
 from assessments.management.progress import campaign_or_fail, check_files, run_import
 from assessments.services.imports.qrels import PHASES, import_qrels
 

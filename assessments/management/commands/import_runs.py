@@ -3,8 +3,7 @@ upload on the imports page."""
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
-
+from assessments.management.base import BaseCommand
 from assessments.management.progress import campaign_or_fail, check_files, run_import
 from assessments.services.classification import import_prediction_files
 from assessments.services.image_runs import import_image_runs

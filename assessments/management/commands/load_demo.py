@@ -2,10 +2,10 @@
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from accounts.models import Role, User
+from assessments.management.base import BaseCommand
 from assessments.models import Campaign, Phase, PoolEntry
 from assessments.services import assignments, campaigns, pooling
 from assessments.services.imports.documents import import_documents

@@ -3,8 +3,7 @@
 import dataclasses
 import json
 
-from django.core.management.base import BaseCommand
-
+from assessments.management.base import BaseCommand
 from assessments.management.commands.evaluate_runs import add_evaluation_options
 from assessments.management.progress import campaign_or_fail, fail
 from assessments.services import evaluation, exports, reusability

@@ -139,6 +139,18 @@ def test_the_command_line_section_runs_as_written_on_the_real_files(clone, datab
     evaluated = {line.split()[0]: line.split()[1] for line in table.splitlines() if line.strip().startswith("shanks-run-")}
     assert evaluated == {f"shanks-run-{n}": trec_eval_ndcg5(touche_data, n) for n in range(1, 6)}
 
+    # Three measures in one call: one table each, in the order asked, every figure trec_eval's (run 4 has no
+    # output of trec_eval's own: see trec_eval_ndcg5).
+    tables = outputs[".venv/bin/touchstone evaluate_runs touche20 --measure nDCG@5,P@10,AP"]
+    figures = [line.split()[:2] for line in tables.splitlines() if line.strip().startswith("shanks-run-")]
+    assert len(figures) == 15 and figures[:5] == [line.split()[:2] for line in table.splitlines() if line.strip().startswith("shanks-run-")]
+    for measure, name in (("P@10", "P_10"), ("AP", "map")):
+        ours = dict(figures[5:10] if measure == "P@10" else figures[10:])
+        for n in (1, 2, 3, 5):
+            reference = touche_data / "2020-task1" / "reference-trec-eval" / f"run{n}.trec_eval-q.txt"
+            [value] = [line.split()[2] for line in reference.read_text().splitlines() if line.split()[:2] == [name, "all"]]
+            assert ours[f"shanks-run-{n}"] == value, (measure, n)
+
     exported = {tuple(line.split()) for line in (clone / "var" / "touche20-qrels.txt").read_text().splitlines()}
     official = {tuple(line.split()) for line in (touche_data / "2020-task1" / "qrels-relevance.txt").read_text().splitlines()}
     assert exported == official and len(exported) == 2298

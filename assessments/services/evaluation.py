@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import groupby
 from operator import itemgetter
@@ -329,24 +329,39 @@ class Rankings:
 def read_rankings(
     setup: Prepared, versions: tuple[int, ...], *, stances: bool = False, measures: Sequence[Measure] = ()
 ) -> Rankings:
-    """The prepared runs' rankings of the judged topics in one query (see rankings.ordered_docs), as deep as the
-    setup's measure (and each of `measures`) reads: whole lists when one of them reads whole lists."""
+    """The prepared runs' rankings of the judged topics, all runs at once (see `rankings_by_run`)."""
+    found = Rankings(docs={}, stances={})
+    for run_id, docs, stance_of in rankings_by_run(setup, versions, stances=stances, measures=measures):
+        found.docs[run_id] = docs
+        if stance_of:
+            found.stances[run_id] = stance_of
+    return found
+
+
+def rankings_by_run(
+    setup: Prepared, versions: tuple[int, ...], *, stances: bool = False, measures: Sequence[Measure] = ()
+) -> Iterator[tuple[int, dict[int, dict[str, list[str]]], dict[tuple[str, str], str]]]:
+    """(run id, trec_eval version -> topic number -> document ids best first, (topic number, doc id) -> stance for
+    runs with a stance column) for each prepared run with rankings, one run at a time from one query (see
+    rankings.ordered_docs), as deep as the setup's measure (and each of `measures`) reads: whole lists when one
+    of them does. A caller that keeps what it needs of a run and drops its lists holds one run's lists at a time."""
     depths = [(m.depth, m.judged_depth) for m in (setup.measure, *measures)]
     depth = max(max(cut, judged) for cut, judged in depths if cut) if all(cut for cut, _ in depths) else None
-    found = Rankings(docs={}, stances={})
     stance_runs = {run_id for run_id, _, _, has_stance in setup.runs if has_stance} if stances else set()
     lines = rankings.ordered_docs(
         [run[0] for run in setup.runs], setup.judged_topic_ids(), depth=depth, order=setup.order, versions=versions,
         stances=bool(stance_runs),
     )
-    for run_id, topic_id, by_version, stance_of in lines:
-        number = setup.numbers[topic_id]
-        by_run = found.docs.setdefault(run_id, {version: {} for version in versions})
-        for version, docs in by_version.items():
-            by_run[version][number] = docs
-        if stance_of and run_id in stance_runs:
-            found.stances.setdefault(run_id, {}).update(((number, doc), stance) for doc, stance in stance_of.items())
-    return found
+    for run_id, rows in groupby(lines, key=itemgetter(0)):
+        docs: dict[int, dict[str, list[str]]] = {version: {} for version in versions}
+        stance_of: dict[tuple[str, str], str] = {}
+        for _, topic_id, by_version, stance_map in rows:
+            number = setup.numbers[topic_id]
+            for version, ranked in by_version.items():
+                docs[version][number] = ranked
+            if stance_map and run_id in stance_runs:
+                stance_of.update(((number, doc), stance) for doc, stance in stance_map.items())
+        yield run_id, docs, stance_of
 
 
 def evaluate_runs(
@@ -417,45 +432,61 @@ def evaluate_measures(
     other = 9 if trec_eval == 10 else 10
     versions = (trec_eval, other) if order == "score" else (trec_eval,)
     stance_runs = {run_id for run_id, _, _, has_stance in setup.runs if has_stance} if setup.stance_truth else set()
-    read = read_rankings(setup, versions, stances=bool(stance_runs), measures=parsed)
+    setups = [replace(setup, measure=measure) for measure in parsed]
+    # Each run is scored by every measure as its rankings arrive, and its lists are dropped: memory holds one run's
+    # lists (AP reads whole lists: 84 runs of 50,000 lines would be 4.2 M ids at once).
+    runs = {run[0]: run for run in setup.runs}
+    scored: dict[int, list[RunResult]] = {}
+    for run_id, docs, stance_of in rankings_by_run(setup, versions, stances=bool(stance_runs), measures=parsed):
+        scored[run_id] = [_run_result(each, runs[run_id], docs, stance_of, stance_runs=stance_runs, other=other) for each in setups]
+    # A run with no ranking of a judged topic scores as an empty run.
+    results = [
+        scored.get(run[0]) or [_run_result(each, run, {}, {}, stance_runs=stance_runs, other=other) for each in setups]
+        for run in setup.runs
+    ]
     return [
-        _leaderboard(replace(setup, measure=measure), read, stance_runs=stance_runs, other=other, ci=ci, test=test, seed=seed)
-        for measure in parsed
+        _leaderboard(each, [run[i] for run in results], stance_runs=stance_runs, ci=ci, test=test, seed=seed)
+        for i, each in enumerate(setups)
     ]
 
 
-def _leaderboard(
-    setup: Prepared, read: Rankings, *, stance_runs: set[int], other: int, ci: float | None, test: str | None, seed: int
-) -> Leaderboard:
-    order, trec_eval = setup.order, setup.trec_eval
-    results = []
-    for run_id, tag, team, _ in setup.runs:
-        ranked = read.of(run_id, trec_eval)
-        scores = {kind: evaluate_rankings(ranked, setup.qrels[kind], measure=setup.measure, name=tag) for kind in setup.kinds}
-        notes = {}
-        if order == "score":
-            changed = {topic: docs for topic, docs in read.of(run_id, other).items() if docs is not ranked[topic]}
-            for kind in setup.kinds if changed else ():
-                # Only the topics the other version orders differently are scored again; the mean is then made
-                # as evaluate_rankings makes it, from every topic's value.
-                qrels, per_topic = setup.qrels[kind], scores[kind].per_topic
-                differing = {
-                    topic: value for topic, docs in changed.items()
-                    if topic in per_topic and (value := setup.measure.score(docs, qrels[topic])) != per_topic[topic]
-                }
-                if differing:
-                    mean = math.fsum({**per_topic, **differing}.values()) / len(per_topic)
-                    notes[kind] = VersionNote(version=other, mean=mean, topics=sorted(differing, key=topic_sort_key))
-        stance = None
-        if run_id in stance_runs:
-            stance_of = read.stances.get(run_id, {})
-            predicted = {
-                (topic, doc): stance_of.get((topic, doc)) or None
-                for topic, docs in ranked.items() for doc in docs[:setup.measure.judged_depth]
+def _run_result(
+    setup: Prepared, run: tuple[int, str, str, bool], docs: dict[int, dict[str, list[str]]], stance_of: dict, *,
+    stance_runs: set[int], other: int,
+) -> RunResult:
+    """One run's scores by the setup's measure, its note where the other trec_eval version differs, and its stance
+    accuracy, from its rankings (version -> topic -> doc ids)."""
+    run_id, tag, team, _ = run
+    ranked = docs.get(setup.trec_eval, {})
+    scores = {kind: evaluate_rankings(ranked, setup.qrels[kind], measure=setup.measure, name=tag) for kind in setup.kinds}
+    notes = {}
+    if setup.order == "score":
+        changed = {topic: listed for topic, listed in docs.get(other, {}).items() if listed is not ranked[topic]}
+        for kind in setup.kinds if changed else ():
+            # Only the topics the other version orders differently are scored again; the mean is then made
+            # as evaluate_rankings makes it, from every topic's value.
+            qrels, per_topic = setup.qrels[kind], scores[kind].per_topic
+            differing = {
+                topic: value for topic, listed in changed.items()
+                if topic in per_topic and (value := setup.measure.score(listed, qrels[topic])) != per_topic[topic]
             }
-            stance = stance_scores(predicted, setup.stance_truth)
-        results.append(RunResult(run_id=run_id, tag=tag, team=team, scores=scores, stance=stance, other_version=notes))
+            if differing:
+                mean = math.fsum({**per_topic, **differing}.values()) / len(per_topic)
+                notes[kind] = VersionNote(version=other, mean=mean, topics=sorted(differing, key=topic_sort_key))
+    stance = None
+    if run_id in stance_runs:
+        predicted = {
+            (topic, doc): stance_of.get((topic, doc)) or None
+            for topic, listed in ranked.items() for doc in listed[:setup.measure.judged_depth]
+        }
+        stance = stance_scores(predicted, setup.stance_truth)
+    return RunResult(run_id=run_id, tag=tag, team=team, scores=scores, stance=stance, other_version=notes)
 
+
+def _leaderboard(
+    setup: Prepared, results: list[RunResult], *, stance_runs: set[int], ci: float | None, test: str | None, seed: int
+) -> Leaderboard:
+    """The board of one measure: its runs sorted, with intervals and the group with the best when asked."""
     results = sort_results(results, setup.kinds[0], kinds=setup.kinds)
     top_group: dict[str, frozenset[int]] = {}
     if results and (ci is not None or test is not None):
@@ -472,8 +503,8 @@ def _leaderboard(
             if group is not None:
                 top_group[kind] = frozenset(results[i].run_id for i in group)
     return Leaderboard(
-        measure=str(setup.measure), judged_depth=setup.measure.judged_depth, kinds=setup.kinds, order=order,
-        trec_eval=trec_eval, phase=setup.phase, rule=str(setup.rule), results=results,
+        measure=str(setup.measure), judged_depth=setup.measure.judged_depth, kinds=setup.kinds, order=setup.order,
+        trec_eval=setup.trec_eval, phase=setup.phase, rule=str(setup.rule), results=results,
         topics={kind: len(setup.qrels[kind]) for kind in setup.kinds},
         stance_kind=setup.stance_kind if stance_runs else None,
         statistics=Statistics(ci_level=ci, test=test, seed=seed), top_group=top_group,

@@ -11,8 +11,9 @@ whole lists and slices them here; what is picked is the same Python on both.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Max
 
 from assessments.models import Ranking
@@ -41,17 +42,19 @@ def ordered_docs(
     run_ids: Sequence[int], topic_ids: Sequence[int], *, depth: int | None, order: str, versions: Sequence[int] = (10,),
     stances: bool = False,
 ) -> Iterator[tuple[int, int, dict[int, list[str]], dict[str, str] | None]]:
-    """(run id, topic id, trec_eval version -> doc ids best first, doc id -> stance) per stored ranking: its first
-    `depth` documents (all of them with None) under `order` ("score" or "rank") as each of `versions` orders them
-    (10: the stored score order; 9: `by_single`, see models.Ranking). Where two versions order a ranking's first
-    `depth` alike they share one list, so `is` tells a caller whether they differ. The stances (of the documents
-    read, when `stances` is set and the ranking has any) come as a mapping, else None.
+    """(run id, topic id, trec_eval version -> doc ids best first, doc id -> stance) per stored ranking, a run's
+    rankings one after another (runs in id order): its first `depth` documents (all of them with None) under
+    `order` ("score" or "rank") as each of `versions` orders them (10: the stored score order; 9: `by_single`, see
+    models.Ranking). Where two versions order a ranking's first `depth` alike they share one list, so `is` tells a
+    caller whether they differ. The stances (of the documents read, when `stances` is set and the ranking has any)
+    come as a mapping, else None. Rows are fetched as they are consumed, so a caller that keeps one run at a time
+    holds one run's lists, whatever the number of runs.
     """
     versions = tuple(versions)
     permutations = ("by_rank",) if order == "rank" else ("by_single",) if 9 in versions else ()
     lists = ("docs", "stances") if stances else ("docs",)
     for run_id, topic_id, indices, values in _heads_of_lists(
-        run_ids, topic_ids, depth=depth, permutations=permutations, lists=lists
+        run_ids, topic_ids, depth=depth, permutations=permutations, lists=lists, by_run=True
     ):
         docs = values[0]
         if order == "rank":
@@ -72,12 +75,18 @@ def _permuted(docs: list[str], indices: list[int] | None, depth: int | None) -> 
     return [docs[i - 1] for i in (indices if depth is None else indices[:depth])]
 
 
+_ROWS_PER_FETCH = 100  # of rows read by run (by_run): a hundred rankings of a thousand lines are a few MB
+
+
 def _heads_of_lists(
-    run_ids: Sequence[int], topic_ids: Sequence[int], *, depth: int | None, permutations: Sequence[str], lists: Sequence[str]
+    run_ids: Sequence[int], topic_ids: Sequence[int], *, depth: int | None, permutations: Sequence[str], lists: Sequence[str],
+    by_run: bool = False,
 ) -> Iterator[tuple[int, int, dict[str, list[int] | None], list[list]]]:
     """(run id, topic id, permutation -> its first `depth` indices, the `lists` columns) per stored ranking, the lists
     long enough for the first `depth` lines in score order and in the order of each of `permutations` ("by_rank",
-    "by_single"); whole with `depth` None. On PostgreSQL the lists are sliced in the query; SQLite reads them whole."""
+    "by_single"); whole with `depth` None. On PostgreSQL the lists are sliced in the query; SQLite reads them whole.
+    With `by_run`, rankings come run by run and are fetched a few at a time as they are consumed (a server-side
+    cursor, in a transaction of its own: a read), so memory does not grow with the number of runs."""
     if not run_ids or not topic_ids:
         return
     if connection.vendor == "postgresql":
@@ -90,15 +99,23 @@ def _heads_of_lists(
             heads = ", ".join(f"{p}[1:%(k)s]" for p in permutations)
             columns = ", ".join(f"{column}[1:greatest(%(k)s{deepest})]" for column in lists)
         select = ", ".join(part for part in ("run_id, topic_id", heads, columns) if part)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT {select} FROM {_TABLE} WHERE run_id = ANY(%(runs)s) AND topic_id = ANY(%(topics)s)",
-                {"k": depth, "runs": list(run_ids), "topics": list(topic_ids)},
-            )
+        query = f"SELECT {select} FROM {_TABLE} WHERE run_id = ANY(%(runs)s) AND topic_id = ANY(%(topics)s)"
+        params = {"k": depth, "runs": list(run_ids), "topics": list(topic_ids)}
+        with ExitStack() as stack:
+            if by_run:
+                stack.enter_context(transaction.atomic())  # a named cursor lives in a transaction
+                cursor = stack.enter_context(connection.chunked_cursor())
+                cursor.cursor.itersize = _ROWS_PER_FETCH
+                query += " ORDER BY run_id"
+            else:
+                cursor = stack.enter_context(connection.cursor())
+            cursor.execute(query, params)
             for run_id, topic_id, *values in cursor:
                 yield run_id, topic_id, dict(zip(permutations, values)), values[len(permutations):]
         return
     rows = Ranking.objects.filter(run_id__in=run_ids, topic_id__in=topic_ids).values_list("run_id", "topic_id", *permutations, *lists)
+    if by_run:
+        rows = rows.order_by("run_id")
     for run_id, topic_id, *values in rows.iterator(chunk_size=200):
         yield run_id, topic_id, dict(zip(permutations, values)), values[len(permutations):]
 

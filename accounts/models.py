@@ -45,3 +45,22 @@ class User(AbstractUser):
     @property
     def is_campaign_admin(self) -> bool:
         return self.is_superuser or self.role == Role.ADMIN
+
+
+class ApiToken(models.Model):
+    """A key a script sends as `Authorization: Token KEY`, kept only as its SHA-256 digest: a copy of the database
+    (a backup, an archive) gives no working key. Shown once when made (accounts.tokens.create_token); it stops
+    working when it expires, when its user's password changes or when a new one replaces it."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="api_tokens")
+    digest = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=8, help_text="the key's first characters, to tell tokens apart")
+    # A digest of the user's password hash when the token was made: any change of password, by any path (the
+    # password form, the admin, a command), revokes the token without a signal to forget.
+    password_fingerprint = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.user.username})"

@@ -110,7 +110,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's files, served from our static files: the docs work offline
     "django_htmx",
@@ -264,10 +263,13 @@ AXES_DISABLE_ACCESS_LOG = True  # no row per successful login; failures are kept
 AXES_ENABLE_ACCESS_FAILURE_LOG = True
 AXES_VERBOSE = False  # no banner at start-up; failures and lockouts are still logged
 
+# How long an API token works (create_token --days overrides it); a change of its user's password ends it sooner.
+API_TOKEN_DAYS = env_int("API_TOKEN_DAYS", 90)
+
 REST_FRAMEWORK = {
     # Token first, so an unauthenticated client gets 401 with a WWW-Authenticate challenge.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "accounts.tokens.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

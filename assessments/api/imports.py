@@ -22,11 +22,12 @@ from collections.abc import Callable
 from django.urls import path
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from accounts.models import User
+from accounts.tokens import TokenAuthentication
 from assessments import access
 from assessments.models import Job, Run, Topic
 from assessments.selectors.campaigns import document_counts

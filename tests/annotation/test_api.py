@@ -5,9 +5,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.tokens import create_token
 from assessments.labels import PRESETS
 from assessments.models import Assignment, AssignmentItem, Campaign, Judgment, JudgmentEvent, PoolSource, Run
 
@@ -147,7 +147,7 @@ def test_a_patch_is_checked_as_the_label_it_would_store(login, assignment, pool,
 
 def test_a_client_without_base_revision_overwrites_as_before(assignment, pool):
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION="Token " + Token.objects.create(user=assignment.assessor).key)
+    client.credentials(HTTP_AUTHORIZATION="Token " + create_token(assignment.assessor)[1])
     url = judgment_url(assignment, pool[0])
     client.put(url, {"labels": {"relevance": 2, "quality": 2, "stance": "FIRST"}}, format="json")
     client.put(url, {"labels": {"relevance": 2, "quality": 1, "stance": "FIRST"}, "base_revision": 1}, format="json")
@@ -248,7 +248,7 @@ def test_a_closed_campaign_takes_no_more_labels(login, assignment, pool):
 
 def test_a_script_with_a_token_judges_through_the_same_endpoint(assignment, pool):
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION="Token " + Token.objects.create(user=assignment.assessor).key)
+    client.credentials(HTTP_AUTHORIZATION="Token " + create_token(assignment.assessor)[1])
     response = client.put(judgment_url(assignment, pool[2]), {"labels": {"relevance": 2, "quality": 1}}, format="json")
     assert response.status_code == 200 and response.json()["source"] == "api"
     assert client.get(judgment_url(assignment, pool[2])).json()["labels"] == {"relevance": 2, "quality": 1}

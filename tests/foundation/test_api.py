@@ -4,9 +4,9 @@ import re
 
 import pytest
 from django.contrib.staticfiles import finders
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.tokens import create_token
 from assessments.labels import LabelScheme
 
 pytestmark = pytest.mark.django_db
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 def test_an_organiser_lists_campaigns_with_a_token(organiser, campaign):
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=organiser).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {create_token(organiser)[1]}")
     response = client.get("/api/campaigns/")
     assert response.status_code == 200
     assert [c["slug"] for c in response.json()["results"]] == ["touche22"]
@@ -33,7 +33,7 @@ def test_an_organiser_reads_one_campaign_with_a_session(client, organiser, campa
 def test_campaign_endpoints_refuse_anonymous_and_assessors(who, status, alice, campaign):
     client = APIClient()
     if who == "alice":
-        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=alice).key}")
+        client.credentials(HTTP_AUTHORIZATION=f"Token {create_token(alice)[1]}")
     assert client.get("/api/campaigns/").status_code == status
 
 

@@ -93,17 +93,38 @@ def allows_rule(user: User, campaign: Campaign, rule: str) -> bool:
     return not rule.strip().startswith("assessor:") or sees_assessor_labels(user, campaign, phase="all")
 
 
-def check_rule(user: User, campaign: Campaign, rule: str) -> None:
-    """Refuse (403) a rule the user may not use (allows_rule), for a page or endpoint asked for it directly: the
-    forms do not offer it to them."""
+def sees_training_aggregates(user: User, campaign: Campaign) -> bool:
+    """Whether the user may see aggregated labels of training topics (a qrels export, a leaderboard, an
+    adjudication's labels). Every assessor judges the same training topics, so their majority or maximum is one
+    assessor's labels wherever they agree: until the training round closes (the main phase starts) these are for
+    those who see training labels by name; a plain organiser sees counts and agreement."""
+    return campaign.phase not in (Phase.SETUP, Phase.TRAINING) or sees_assessor_labels(user, campaign, phase="all")
+
+
+def label_phases(user: User, campaign: Campaign) -> tuple[str, ...]:
+    """The phases (and "all") whose aggregated labels the user may ask for now."""
+    return ("main", "training", "all") if sees_training_aggregates(user, campaign) else ("main",)
+
+
+def check_rule(user: User, campaign: Campaign, rule: str, phase: str = "main") -> None:
+    """Refuse (403) a rule (allows_rule) or a phase (label_phases) the user may not use, for a page or endpoint
+    asked for it directly: the forms do not offer them."""
     if not allows_rule(user, campaign, rule):
         raise PermissionDenied("one assessor's labels are shown to admins and the campaign's adjudicators only")
+    if phase not in label_phases(user, campaign):
+        raise PermissionDenied(
+            "training labels are shown to admins and the campaign's adjudicators until the training round closes; "
+            "the agreement page shows how the training goes"
+        )
 
 
 def snapshots_for_user(user: User, campaign: Campaign) -> QuerySet[QrelsSnapshot]:
     """The campaign's qrels snapshots the user may read, newest first: one made with an ``assessor:NAME`` rule is
-    that assessor's labels, so it is left out for those not allowed the rule."""
+    that assessor's labels, so it is left out for those not allowed the rule, and one of training labels for those
+    who may not see them yet (sees_training_aggregates)."""
     snapshots = QrelsSnapshot.objects.filter(campaign=campaign).select_related("created_by").order_by("-number")
+    if not sees_training_aggregates(user, campaign):
+        snapshots = snapshots.filter(phase__in=label_phases(user, campaign))
     if allows_rule(user, campaign, "assessor:"):
         return snapshots
     return snapshots.exclude(rule__startswith="assessor:")

@@ -178,7 +178,8 @@ class TimelineView(generics.ListAPIView):
 
     def get_queryset(self):
         campaign = access.get_campaign_for_organiser(self.request.user, self.kwargs["slug"])
-        return timeline(campaign, action=self.request.query_params.get("action", ""))
+        return timeline(campaign, action=self.request.query_params.get("action", ""),
+                        training_labels=access.sees_training_aggregates(self.request.user, campaign))
 
 
 class RequiredBooleanField(serializers.BooleanField):

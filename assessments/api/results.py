@@ -152,7 +152,7 @@ class ResultsView(APIView):
         params = ResultsQuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         options = params.validated_data
-        access.check_rule(request.user, campaign, options["rule"])
+        access.check_rule(request.user, campaign, options["rule"], options["phase"])
         try:
             boards = evaluation.evaluate_measures(
                 campaign=campaign, kinds=tuple(options.pop("kind")), measures=evaluation.parse_measures(options.pop("measure")),
@@ -167,7 +167,7 @@ class ResultsView(APIView):
         params = ImageQuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         options = params.validated_data
-        access.check_rule(request.user, campaign, options["rule"])
+        access.check_rule(request.user, campaign, options["rule"], options["phase"])
         statistics = image_runs.ImageStatistics(ci_level=options.get("ci"), test=options.get("test"), seed=options["seed"])
         try:
             results = image_runs.evaluate_image_runs(campaign, rule=options["rule"], phase=options["phase"], statistics=statistics)
@@ -181,7 +181,7 @@ class ResultsView(APIView):
         params = ClassificationQuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         options = params.validated_data
-        access.check_rule(request.user, campaign, options["rule"])
+        access.check_rule(request.user, campaign, options["rule"], options["phase"])
         try:
             board = classification.score_submissions(campaign, **options)
         except exports.ExportError as exc:
@@ -207,7 +207,7 @@ class QrelsView(APIView):
         campaign = access.get_campaign_for_organiser(request.user, slug)
         params = ExportSerializer(data=request.data)
         params.is_valid(raise_exception=True)
-        access.check_rule(request.user, campaign, params.validated_data["rule"])
+        access.check_rule(request.user, campaign, params.validated_data["rule"], params.validated_data.get("phase", "main"))
         try:
             export = exports.export_qrels(campaign=campaign, created_by=request.user, **params.validated_data)
         except exports.ExportError as exc:

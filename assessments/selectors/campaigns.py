@@ -41,10 +41,17 @@ def latest_job(campaign: Campaign, *, kind: str) -> Job | None:
     return next(iter(recent_jobs(campaign, kinds=[kind], limit=1)), None)
 
 
-def timeline(campaign: Campaign, *, action: str = "") -> QuerySet[AuditEvent]:
+def timeline(campaign: Campaign, *, action: str = "", training_labels: bool = True) -> QuerySet[AuditEvent]:
     """The campaign's audit events, newest first, with who made them; `action` narrows to one kind or a family
-    of kinds by prefix ("import", "member")."""
+    of kinds by prefix ("import", "member"). Without `training_labels` (access.sees_training_aggregates), the
+    adjudications of training topics are left out: their before and after are training labels."""
     events = AuditEvent.objects.filter(campaign=campaign).select_related("actor").order_by("-at", "-id")
     if action:
         events = events.filter(action__startswith=action)
+    if not training_labels:
+        training = Q()
+        for number in campaign.topics.filter(is_training=True).values_list("number", flat=True):
+            training |= Q(subject__startswith=f"topic {number},")  # services.adjudication names the topic so
+        if training:
+            events = events.exclude(Q(action=AuditEvent.Action.ADJUDICATED) & training)
     return events

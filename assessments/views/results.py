@@ -57,6 +57,12 @@ def _rule_choices(campaign: Campaign, user) -> list[tuple[str, str]]:
     return rules + [(f"assessor:{name}", f"Only {name}") for name in exports.assessors_of(campaign)]
 
 
+def _phase_choices(campaign: Campaign, user) -> list[tuple[str, str]]:
+    """The phases whose labels the user may aggregate now (access.label_phases)."""
+    allowed = access.label_phases(user, campaign)
+    return [(value, text) for value, text in PHASE_CHOICES if value in allowed]
+
+
 TREC_EVAL_CHOICES = [(10, "trec_eval 10 (scores as doubles)"), (9, "trec_eval 9, pytrec_eval (as floats)")]
 CI_CHOICES = [("", "None"), ("0.95", "95%"), ("0.9", "90%"), ("0.99", "99%")]
 TEST_CHOICES = [("", "No grouping"), ("t", "Paired t-test"), ("permutation", "Randomisation test")]
@@ -73,7 +79,8 @@ class EvaluationForm(forms.Form):
     defaults: tuple[str, ...] = ("measure", "order", "trec_eval", "phase", "rule")
 
     def __init__(self, data, *, campaign: Campaign, user, initial: dict | None = None):
-        access.check_rule(user, campaign, (data or {}).get("rule", ""))  # a link forcing a rule not offered: 403
+        # A link forcing a rule or phase not offered: 403.
+        access.check_rule(user, campaign, (data or {}).get("rule", ""), (data or {}).get("phase") or "main")
         if data is not None:
             # Only the fields a link sets are given; the rest keep their defaults.
             data = data.copy()
@@ -81,6 +88,7 @@ class EvaluationForm(forms.Form):
                 data.setdefault(name, self.base_fields[name].initial)
         super().__init__(data, initial=initial)
         cast(forms.ChoiceField, self.fields["rule"]).choices = _rule_choices(campaign, user)
+        cast(forms.ChoiceField, self.fields["phase"]).choices = _phase_choices(campaign, user)
 
     def clean_measure(self) -> str:
         try:
@@ -213,11 +221,12 @@ class ClassificationForm(forms.Form):
     defaults = ("measure", "by", "convention", "phase", "rule", "ci", "test")
 
     def __init__(self, data, *, campaign: Campaign, user):
-        access.check_rule(user, campaign, (data or {}).get("rule", ""))
+        access.check_rule(user, campaign, (data or {}).get("rule", ""), (data or {}).get("phase") or "main")
         data = data.copy()
         for name in self.defaults:
             data.setdefault(name, self.base_fields[name].initial)
         super().__init__(data)
+        cast(forms.ChoiceField, self.fields["phase"]).choices = _phase_choices(campaign, user)
         # max and mean mean nothing for classes; a tie goes to the label first in the scheme
         names = {"majority": "Majority (tie: the label first in the scheme)"}
         choices = [(rule, names.get(rule, text)) for rule, text in _rule_choices(campaign, user) if rule not in ("max", "mean")]
@@ -318,12 +327,13 @@ class ImageResultsForm(forms.Form):
     defaults = ("measure", "phase", "rule", "ci", "test")
 
     def __init__(self, data, *, campaign: Campaign, user):
-        access.check_rule(user, campaign, (data or {}).get("rule", ""))
+        access.check_rule(user, campaign, (data or {}).get("rule", ""), (data or {}).get("phase") or "main")
         data = data.copy()
         for name in self.defaults:  # only the fields a link sets are given; the rest keep their defaults
             data.setdefault(name, self.base_fields[name].initial)
         super().__init__(data)
         cast(forms.ChoiceField, self.fields["rule"]).choices = _rule_choices(campaign, user)
+        cast(forms.ChoiceField, self.fields["phase"]).choices = _phase_choices(campaign, user)
 
 
 def _image_leaderboard(request: AuthenticatedHttpRequest, campaign: Campaign) -> HttpResponse:
@@ -394,10 +404,12 @@ class ExportForm(forms.Form):
     rule = forms.ChoiceField(initial="majority")
 
     def __init__(self, data=None, *, campaign: Campaign, user):
-        access.check_rule(user, campaign, (data or {}).get("rule", ""))  # a post forcing a rule not offered: 403
+        # A post forcing a rule or phase not offered: 403.
+        access.check_rule(user, campaign, (data or {}).get("rule", ""), (data or {}).get("phase") or "main")
         super().__init__(data)
         cast(forms.ChoiceField, self.fields["kind"]).choices = kind_choices(campaign)
         cast(forms.ChoiceField, self.fields["rule"]).choices = _rule_choices(campaign, user)
+        cast(forms.ChoiceField, self.fields["phase"]).choices = _phase_choices(campaign, user)
 
 
 class ImportForm(forms.Form):

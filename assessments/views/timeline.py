@@ -35,7 +35,8 @@ def timeline_page(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     family = request.GET.get("action", "")
     if family not in dict(FAMILIES):
         family = ""
-    page = Paginator(timeline(campaign, action=family), EVENTS_PER_PAGE).get_page(request.GET.get("page"))
+    events = timeline(campaign, action=family, training_labels=access.sees_training_aggregates(request.user, campaign))
+    page = Paginator(events, EVENTS_PER_PAGE).get_page(request.GET.get("page"))
     labels = dict(AuditEvent.Action.choices)
     rows = [
         {"event": e, "label": labels.get(e.action, e.action), "before": _compact(e.before), "after": _compact(e.after),

@@ -17,8 +17,8 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def trained(db):
-    """Runs, and training judgments only: the main phase has none yet."""
-    campaign = CampaignFactory(slug="t20", preset="touche-2020-task1")
+    """Runs, and training judgments only: the main phase has started and has none yet."""
+    campaign = CampaignFactory(slug="t20", preset="touche-2020-task1", phase="main")
     for tag, lines in RUNS.items():
         add_run(campaign, tag, lines, team=f"team-{tag}")
     judge_all(campaign, UserFactory(username="anna"), {"1": {"a": 2, "b": 1}}, phase="training")

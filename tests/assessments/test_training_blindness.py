@@ -59,6 +59,11 @@ def alices_snapshot(campaign, alice, pool):
     return _export(campaign, phase="training", rule="assessor:alice")
 
 
+def close_training(campaign) -> None:
+    campaign.phase = "main"
+    campaign.save(update_fields=["phase"])
+
+
 def _api(user) -> APIClient:
     api = APIClient()
     api.force_authenticate(user)
@@ -94,6 +99,7 @@ def test_forcing_the_one_assessor_rule_is_refused(client, campaign, alice, pool,
 
 @EVERYONE
 def test_a_snapshot_of_one_assessors_labels_is_hidden_from_plain_organisers(client, campaign, alices_snapshot, viewer, sees):
+    close_training(campaign)  # aggregates of training are everyone's once the round is closed; one assessor's never
     other = _export(campaign, phase="training")
     client.force_login(viewer)
     listed = client.get(reverse("assessments:qrels", args=[SLUG])).content.decode()
@@ -109,7 +115,8 @@ def test_a_snapshot_of_one_assessors_labels_is_hidden_from_plain_organisers(clie
 
 
 @EVERYONE
-def test_the_diff_names_who_changed_training_labels_only_to_those_who_may_see_them(client, training_diff, viewer, sees):
+def test_the_diff_names_who_changed_training_labels_only_to_those_who_may_see_them(client, campaign, training_diff, viewer, sees):
+    close_training(campaign)
     older, newer = training_diff
     client.force_login(viewer)
     response = client.get(reverse("assessments:qrels_diff", args=[SLUG]), {"older": older.number, "newer": newer.number})

@@ -21,7 +21,8 @@ Strategies:
 
 * ``depth_pool``: the classic TREC/Touché depth-k pool, by default the union over both orders, so evaluation
   can later pick either order and still find every top-k document judged. ``pool_of_heads`` is the same for
-  runs whose orders were computed already.
+  runs whose orders were computed already, and for Touché Task 3's image runs, whose two stance lists it cuts at
+  k each (a run's lists are then named by stance instead of by order).
 * ``rbp_pool``: a fixed budget filled by rank-biased priority (Moffat, Webber & Zobel, 2007).
 * ``next_documents``: adaptive selection that uses the judgments made so far, after Losada, Parapar & Barreiro
   (multi-armed bandits, 2016/2017) and Cormack, Palmer & Clarke's Move-to-Front (1998).
@@ -82,22 +83,28 @@ def depth_pool(
     the same as re-pooling all runs.
     """
     # dict.fromkeys drops a repeated order without reordering, so ("rank", "rank") cannot list a run twice.
-    heads = {run: {order: order_run(entries, by=order, depth=depth) for order in dict.fromkeys(orders)} for run, entries in runs.items()}
+    heads: Heads = {run: {order: order_run(entries, by=order, depth=depth) for order in dict.fromkeys(orders)} for run, entries in runs.items()}
     return pool_of_heads(heads, depth=depth)
 
 
-Heads = Mapping[str, Mapping[Order, Sequence[str]]]
-"""One topic's runs already read in order: run tag -> order -> doc ids from the top (``order_run``'s output, at
-least ``depth`` of them or the whole run)."""
+Heads = Mapping[str, Mapping[str, Sequence[str]]]
+"""One topic's runs already read in order: run tag -> list -> doc ids from the top, at least ``depth`` of them or
+the whole list. A list is named by its order (``"rank"``, ``"score"``: ``order_run``'s output), or, for a Touché
+Task 3 run, by its stance (``"PRO"``, ``"CON"``: that stance's images by their rank)."""
 
 
 @collector_paused()
 def pool_of_heads(heads: Heads, *, depth: int) -> dict[str, list[Contribution]]:
     """``depth_pool`` for runs whose orders are known already (stored at import): the union of the first ``depth``
-    documents of every list, with the same contributions in the same order, without sorting any run again."""
+    documents of every list, with the same contributions in the same order, without sorting any run again.
+
+    A stance list's contributions are by ``"rank"`` at the image's position in that list, so a depth-k pool of
+    image runs is exactly each run's top k of each stance. A run may list an image for both stances: the image
+    then has one contribution per list, both by ``"rank"``."""
     pool: dict[str, list[Contribution]] = {}
     for run in sorted(heads):
-        for order, ranking in heads[run].items():
+        for name, ranking in heads[run].items():
+            order = name if name in ("rank", "score") else "rank"
             # tuple.__new__ skips NamedTuple's Python-level constructor: three times faster for 840,000 contributions.
             positions = zip(itertools.repeat(run), itertools.repeat(order), itertools.count(1))
             contributions = map(tuple.__new__, itertools.repeat(Contribution), positions)

@@ -10,7 +10,9 @@ one label dimension at a time (the admin's other monitoring figures are selector
   (source "duplicate") do not, since they repeat a label the same assessor gave on another document.
 * A dimension is measured as the scheme says: graded dimensions are ordinal (weighted kappa, ordinal alpha),
   categories and questions nominal. A label is missing where its dimension was not asked (Touché asks quality
-  and stance only of relevant documents), unless the dimension's `otherwise` stands for it, as in the qrels.
+  and stance only of relevant documents), unless the dimension's `otherwise` stands for it, as in the qrels;
+  such a dimension left blank where it was asked counts as its `unanswered` value, as in the qrels too (a side of
+  an on-topic image that a Task 3 assessor did not mark is a no).
   Krippendorff's alpha allows for missing labels, and the kappas use the documents both assessors labelled.
 
 Assessors are flagged by agreement.flag_raters: a mean pairwise Cohen's kappa below
@@ -281,8 +283,9 @@ def dimensions_of(campaign: Campaign) -> list[str]:
 
 def _ratings(shared: _Shared, scheme: LabelScheme) -> dict[str, dict[tuple, dict[str, Label]]]:
     """dimension -> (topic id, document id) -> assessor -> label, in the scheme's order. A label that was not given
-    is absent, except where the dimension's `otherwise` stands for it (scheme.value_for_files): assessors who both
-    found a causal document's direction wrong agree that it is not relevant, as the qrels say."""
+    is absent, except where the dimension's `otherwise` stands for it (scheme.value_for_files, which then also
+    gives an asked but blank one its `unanswered`): assessors who both found a causal document's direction wrong
+    agree that it is not relevant, as the qrels say."""
     names = shared.assessors
     every: dict[str, dict[tuple, dict[str, Label]]] = {name: {} for name in scheme.names}
     columns = list(every.values())

@@ -55,6 +55,7 @@ def preview_pool(*, campaign: Campaign, spec: PoolSpec) -> PoolPreview:
     topic's runs have unpooled documents, so their cost is the budget capped by those (see `_fillable`; no line
     is read when the runs are long enough). Duplicates are not subtracted: finding them needs the texts.
     """
+    spec = spec.for_campaign(campaign)  # an image campaign's depth pools are per stance
     runs = select_runs(campaign, spec.runs)
     topics = list(campaign.topics.order_by("position", "number"))
     existing = existing_pool(campaign)
@@ -91,7 +92,8 @@ def preview_pool(*, campaign: Campaign, spec: PoolSpec) -> PoolPreview:
         return CostOption(label, total_added, base + total_added, round(total_added * seconds / 3600, 1), is_chosen)
 
     options = [
-        option(f"depth {d} ({' ∪ '.join(spec.orders)})", depth_added[d], spec.strategy == "depth" and d == spec.depth)
+        option(f"depth {d} per stance" if spec.per_stance else f"depth {d} ({' ∪ '.join(spec.orders)})", depth_added[d],
+               spec.strategy == "depth" and d == spec.depth)
         for d in depths
     ]
     options.append(

@@ -6,7 +6,8 @@ A run file (`topic PRO|CON imageId rank score tag`) is read by formats.image_run
 their evaluator skips (a rank past 10, ranks not increasing…). Only the lines the evaluator counts are stored, so
 the measures computed from the database equal submission-evaluator.sh on the file. A run is one Ranking per
 topic, its two lists interleaved by rank (PRO 1, CON 1, PRO 2, …) with each line's stance and per-stance rank: a
-depth-20 pool takes every image a run submitted for a topic, and a depth of 2k the top k of each full list.
+depth-k pool reads the two lists apart and takes the top k of each (services.pooling), so depth 10 takes every
+image a run submitted for a topic.
 
 The measures read each image's decided answers as a qrels export writes them (services.image_campaigns), with an
 unjudged image counting as off topic, as the evaluator counts it.

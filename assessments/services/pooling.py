@@ -13,6 +13,9 @@ has services.bulk write PoolEntry and PoolSource (COPY on PostgreSQL), and keeps
   `pool_seed + first new order`) and appended, so no assessor's queue is reordered under them.
 * Every pooled document id gets a Document row; ids missing from the collection get a stub (has_text=False) so
   they can be judged once their text arrives, and they are listed, never dropped.
+* On an image campaign (Touché Task 3) a depth-k pool takes each run's top k of each stance list, by the stance's
+  rank, whatever the order asked for: a run ranks up to ten images per topic and stance, so depth 10 pools every
+  image submitted. RBP and the bandits read a run's two lists as stored, interleaved by rank.
 
 After storing, a build groups the pool's duplicates (services.duplicates). What a build would cost is previewed
 by selectors.pool_preview, which reads runs and pools through the same functions as the build.
@@ -24,7 +27,7 @@ import secrets
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
 from django.db import transaction
@@ -42,11 +45,13 @@ from assessments.models import (
     Phase,
     PoolEntry,
     PoolSource,
+    Ranking,
     Topic,
 )
 from assessments.selectors.pools import missing_listed, missing_per_topic
 from assessments.services import audit, bulk, job_queue, jobs, rankings
 from assessments.services.duplicates import group_duplicates
+from assessments.services.image_campaigns import stance_lists
 from assessments.services.jobs import NoProgress, Progress
 from assessments.services.pairs import resolve_pairs
 
@@ -93,6 +98,8 @@ class PoolSpec:
     budget: int | None = None
     order: PoolOrder = "both"  # checked against ORDERS
     runs: tuple[str, ...] = ()
+    # Set by for_campaign from the campaign's kind, never asked of the organiser: a depth pool of image runs.
+    per_stance: bool = False
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -122,7 +129,14 @@ class PoolSpec:
         )
 
     def as_params(self) -> dict:
-        return {**asdict(self), "runs": list(self.runs)}
+        """What the organiser asked for (the campaign decides `per_stance` again when the job runs)."""
+        params = {**asdict(self), "runs": list(self.runs)}
+        del params["per_stance"]
+        return params
+
+    def for_campaign(self, campaign: Campaign) -> PoolSpec:
+        """The spec as `campaign` builds it: per stance for a depth pool of an image campaign."""
+        return replace(self, per_stance=campaign.is_images and self.strategy == "depth")
 
     @property
     def orders(self) -> tuple[str, ...]:
@@ -142,6 +156,8 @@ class PoolSpec:
 
     @property
     def label(self) -> str:
+        if self.per_stance:
+            return f"depth {self.depth} per stance (each run's top {self.depth} of each stance list, by rank)"
         if self.strategy == "depth":
             return f"depth {self.depth} ({' ∪ '.join(self.orders)})"
         if self.strategy == "rbp":
@@ -151,6 +167,8 @@ class PoolSpec:
     @property
     def tag(self) -> str:
         """Stored in PoolEntry.strategy, so the stats can tell which build added an entry."""
+        if self.per_stance:
+            return f"depth-{self.depth}-stance"
         if self.strategy == "depth":
             return f"depth-{self.depth}-{self.order}"
         if self.strategy == "rbp":
@@ -208,6 +226,7 @@ def build_pool(*, campaign: Campaign, spec: PoolSpec, by: User | None = None, pr
     progress = progress or NoProgress()
     if campaign.phase == Phase.CLOSED:
         raise PoolingError("the campaign is closed; its pool can no longer change")
+    spec = spec.for_campaign(campaign)
     with _build_lock(campaign):
         runs = select_runs(campaign, spec.runs)
         topics = list(campaign.topics.order_by("position", "number"))
@@ -409,12 +428,22 @@ def _plan(
 
 
 def run_heads(runs: dict[int, str], topics: list[Topic], *, depth: int, orders: tuple[str, ...]) -> dict[int, dict[str, dict]]:
-    """topic id -> run tag -> order -> the run's first `depth` doc ids under it.
+    """topic id -> run tag -> list -> the run's first `depth` doc ids in it (metrics.pooling.Heads), for topics of
+    one campaign: a text run's lists are its `orders`; an image run's are its stance lists, whatever `orders`.
 
     The stored rankings hold both orders (computed at import with metrics.evaluation.order_run), so only the heads
-    of the lists are read, not every line of every run, and nothing is sorted again.
+    of the lists are read, not every line of every run, and nothing is sorted again. The campaign is the topics'
+    (loaded with them when they come from `campaign.topics`, as the build's and the preview's do).
     """
     by_topic: dict[int, dict[str, dict]] = defaultdict(dict)
+    if topics and topics[0].campaign.is_images:
+        # An image ranking interleaves its stances (services.image_runs), so no head of it is one stance's top k;
+        # it holds at most twenty lines, read whole.
+        stored = Ranking.objects.filter(run_id__in=list(runs), topic__in=topics).only("run_id", "topic_id", "docs", "ranks", "stances", "length")
+        for ranking in stored:
+            lists = stance_lists(ranking)
+            by_topic[ranking.topic_id][runs[ranking.run_id]] = {stance: [image for _, image in lists[stance][:depth]] for stance in lists}
+        return by_topic
     for run_id, topic_id, heads in rankings.heads(list(runs), [t.pk for t in topics], depth=depth, orders=orders):
         by_topic[topic_id][runs[run_id]] = heads
     return by_topic
@@ -477,11 +506,14 @@ def _pool_rows(
 
 
 def _sources(contributions: Iterable[pooling_metrics.Contribution], run_ids: Mapping[str, int]) -> list[bulk.PoolSourceRow]:
-    """(run id, rank position, score position): one per run, from the contributions (one per order) that
-    metrics.pooling lists by run."""
+    """(run id, rank position, score position): one per run, from the contributions (one per order, or per stance
+    list of an image run) that metrics.pooling lists by run."""
     positions: dict[str, list] = {}
     for run, order, position in contributions:
-        positions.setdefault(run, [None, None])[order == "score"] = position
+        slot, index = positions.setdefault(run, [None, None]), order == "score"
+        # An image both stance lists of a run hold keeps its better position there.
+        if slot[index] is None or position < slot[index]:
+            slot[index] = position
     return [(run_ids[run], by_rank, by_score) for run, (by_rank, by_score) in positions.items()]
 
 

@@ -358,6 +358,7 @@ def _image_leaderboard(request: AuthenticatedHttpRequest, campaign: Campaign) ->
         })
     return render(request, "assessments/image_results.html", {
         "campaign": campaign, "form": form, "rows": rows, "measures": measures, "statistics": statistics,
+        "interval_label": f"{statistics.ci_level:.0%} interval" if statistics.ci_level else "",
     })
 
 

@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 
 from accounts.models import User
 from assessments.models import Assignment, Judgment, Membership, PoolEntry
+from assessments.services.judging import Labels, record_judgment
 
 pytestmark = pytest.mark.browser
 SCREENSHOTS = os.environ.get("SCREENSHOTS")
@@ -115,4 +116,31 @@ def test_the_run_browser_shows_a_runs_two_lists_with_their_answers(page, log_in,
     shot(page, "browser-768.png", 768, 1024)
     page.keyboard.press("]")
     page.wait_for_url("**run=shuffled**")
+    assert page.errors == []
+
+
+def test_the_results_page_shows_the_three_measures_with_intervals_and_the_group(page, image_campaign):
+    campaign, _ = image_campaign
+    olivia = User.objects.create_user("olivia", password="correct horse battery staple", role="organiser")
+    Membership.objects.create(campaign=campaign, user=olivia)
+    alice = User.objects.get(username="alice")
+    entries = PoolEntry.objects.filter(topic__campaign=campaign).select_related("topic", "document").order_by("pk")
+    for i, entry in enumerate(entries[::2]):  # half judged, a third of those off topic
+        labels = {"ONTOPIC": 0} if i % 3 == 0 else {"ONTOPIC": 1, "PRO": 1}
+        record_judgment(topic=entry.topic, document=entry.document, assessor=alice, labels=Labels(labels), phase="main")
+    page.goto("/accounts/login/")
+    page.get_by_label("Username").fill("olivia")
+    page.get_by_label("Password").fill("correct horse battery staple")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/campaigns/**")
+    page.goto(reverse("assessments:leaderboard", args=[campaign.slug]))
+    expect(page.locator("table.leaderboard tbody tr")).to_have_count(2)
+    expect(page.locator(".ci-bar").first).to_be_visible()
+    expect(page.locator(".top-group").first).to_contain_text("≈ best")
+    page.get_by_label("Sorted by").select_option("stanceRelevanceP@10")
+    page.get_by_role("button", name="Update").click()
+    page.wait_for_url("**measure=stanceRelevanceP%4010**")
+    expect(page.locator("table.leaderboard thead")).to_contain_text("stanceRelevanceP@10")
+    shot(page, "results-1440.png", 1440, 900)
+    shot(page, "results-390.png", 390, 844)
     assert page.errors == []

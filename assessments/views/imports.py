@@ -167,7 +167,7 @@ def upload(request: AuthenticatedHttpRequest, slug: str, what: str) -> HttpRespo
             form.add_error(None, str(exc))
         else:
             if request.htmx:
-                return render(request, "assessments/_job_status.html", {"campaign": campaign, "job": job})
+                return _job_block(request, campaign, job)
             messages.success(request, f"Import of {what} started.")
             return redirect(f"{reverse('assessments:imports', args=[slug])}#job-{job.pk}")
     problems = "; ".join(str(e) for errors in form.errors.values() for e in errors)
@@ -182,8 +182,16 @@ def upload(request: AuthenticatedHttpRequest, slug: str, what: str) -> HttpRespo
 def job_status(request: AuthenticatedHttpRequest, slug: str, job_id: int) -> HttpResponse:
     """One job's progress, polled every second by the page while it runs (the partial stops the polling)."""
     campaign = access.get_campaign_for_organiser(request.user, slug)
-    job = access.get_job_for_organiser(request.user, job_id, campaign=campaign)
-    return render(request, "assessments/_job_status.html", {"campaign": campaign, "job": job})
+    return _job_block(request, campaign, access.get_job_for_organiser(request.user, job_id, campaign=campaign))
+
+
+def _job_block(request: AuthenticatedHttpRequest, campaign: Campaign, job: Job) -> HttpResponse:
+    """The job's block; an htmx answer that finds it ended tells the page (`job-finished`), whose figures and
+    tables then load again."""
+    response = render(request, "assessments/_job_status.html", {"campaign": campaign, "job": job})
+    if request.htmx and not job.is_unfinished:
+        response["HX-Trigger"] = "job-finished"
+    return response
 
 
 # What Cancel, Retry and Confirm do, and where the job is shown when the page is posted without htmx.

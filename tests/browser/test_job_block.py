@@ -69,3 +69,20 @@ def test_an_upload_while_the_job_queue_is_down_says_so_where_the_job_would_appea
     expect(page.locator("#jobs .job-failed")).to_contain_text("The job queue is not reachable, so the job was not started")
     shoot(page, "jobs-queue-down")
     assert not Job.objects.exists() and not page.errors
+
+
+def test_the_figures_and_tables_follow_an_upload_without_a_reload(page, imports_page, tmp_path):
+    (tmp_path / "alpha.txt").write_bytes(RUN)
+    page.goto(imports_page)
+    runs_figure = page.locator("#import-figures .figure").nth(1)
+    expect(runs_figure).to_contain_text("0")
+    form = page.locator("form.import-form").filter(has=page.locator("input[name=runs-files]"))
+    form.locator("input[name=runs-files]").set_input_files(str(tmp_path / "alpha.txt"))
+    form.get_by_role("button", name="Upload and import").click()
+    expect(page.locator(".job-succeeded")).to_contain_text("1 run with 2 lines stored")
+    expect(runs_figure).to_contain_text("1")  # the job's end reloads the figures and tables, not the page
+    expect(page.locator("#import-tables")).to_contain_text("alpha")
+    expect(form.get_by_role("button", name="Upload and import")).to_be_enabled()
+    expect(form.locator(".upload-state")).to_be_hidden()
+    shoot(page, "imports-after-upload")
+    assert not page.errors

@@ -134,13 +134,18 @@ def _evaluate(request: AuthenticatedHttpRequest, campaign: Campaign, *, statisti
     return form, boards, ""
 
 
-def _ci_bar(low: float, high: float, mean: float) -> dict:
-    """Where an interval's bar and mean tick sit on a 0–1 scale (every measure here lies in it), in percent."""
+FEW_DRAWN = 10  # below this, a bootstrap has too few topics (or items) to draw from: its interval is said to be rough
+
+
+def _ci_bar(low: float, high: float, mean: float, drawn: int, unit: str = "topic") -> dict:
+    """Where an interval's bar and mean tick sit on a 0–1 scale (every measure here lies in it), in percent, its
+    bounds as text, and a caveat when it rests on few topics (or items: `unit`)."""
     def percent(value: float) -> float:
         return round(100 * min(1.0, max(0.0, value)), 1)
 
+    few = f"only {drawn} {unit}{'s' if drawn != 1 else ''}: a rough interval" if drawn < FEW_DRAWN else ""
     return {"left": percent(low), "width": max(0.5, percent(high) - percent(low)), "mean": percent(mean),
-            "text": f"[{low:.4f}, {high:.4f}]"}
+            "text": f"[{low:.4f}, {high:.4f}]", "few": few}
 
 
 def _table(
@@ -187,7 +192,8 @@ def _table(
             })
             if level:
                 interval = result.ci.get(kind)
-                cells.append({"bar": _ci_bar(interval[0], interval[1], scores.mean) if interval else None, "text": "" if interval else "–"})
+                bar = _ci_bar(interval[0], interval[1], scores.mean, len(scores.per_topic)) if interval else None
+                cells.append({"bar": bar, "text": "" if interval else "–"})
             # Below 1 the pool has holes: unjudged documents in this run's top k count as non-relevant.
             cells.append({"text": f"{scores.judged_at_k:.3f}", "numeric": True, "warn": scores.judged_at_k < 1})
             for other, scored in zip(others, scores_of):
@@ -277,7 +283,7 @@ def _classification_table(board: classification.ClassificationBoard) -> dict:
         cells.append(figure(value, top_group=result.run_id in board.top_group))
         if level:
             low, high = result.ci[board.measure]
-            cells.append({"bar": _ci_bar(low, high, value or 0.0)})
+            cells.append({"bar": _ci_bar(low, high, value or 0.0, board.items, "comment")})
         cells += [figure(result.value(name)) for name in measures[1:]]
         for language in board.languages if board.by else ():
             cells.append(figure(result.value(board.measure, language), title=f"{board.languages[language]} comments in {language}"))
@@ -353,7 +359,7 @@ def _image_leaderboard(request: AuthenticatedHttpRequest, campaign: Campaign) ->
         rows.append({
             "tag": r.tag, "team": r.team, "topics": len(r.report.topics), "top_group": measure in r.top_group,
             "overall": [r.report.measures()[m] for m in measures],
-            "bar": _ci_bar(interval[0], interval[1], mean) if interval else None,
+            "bar": _ci_bar(interval[0], interval[1], mean, len(r.report.topics)) if interval else None,
             "stances": [r.report.overall_for(stance).precision()[m] for stance in ("PRO", "CON") for m in measures],
         })
     return render(request, "assessments/image_results.html", {

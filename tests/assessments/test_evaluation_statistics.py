@@ -263,6 +263,10 @@ def test_the_leaderboard_draws_intervals_groups_and_version_marks(client, organi
     client.force_login(organiser)
     page = client.get("/campaigns/near/results/", {"measure": "P@1"}).content.decode()
     assert "95% interval" in page and 'class="ci-bar"' in page
+    board = evaluation.evaluate_runs(campaign=near, measure="P@1", ci=0.95)
+    low, high = board.results[0].ci["relevance"]
+    assert f'<span class="small mono">[{low:.4f}, {high:.4f}]</span>' in page  # the bounds as numbers, not a bare bar
+    assert "only 2 topics: a rough interval" in page  # two topics are too few to resample
     assert "≈ best" in page
     assert "†" in page and "trec_eval 9: 0.5000" in page
     plain = client.get("/campaigns/near/results/", {"measure": "P@1", "ci": "", "test": ""}).content.decode()

@@ -125,6 +125,9 @@ def change_phase(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
         if step == "start_training":
             campaigns.advance_phase(campaign=campaign, to=Phase.TRAINING, by=request.user)
             messages.success(request, f"Training started: round {campaign.training_round}")
+        elif step == "main" and request.POST.get("confirm") != "main":
+            # Starting the main phase ends training for good: the page asks twice (its confirming button sends this).
+            messages.error(request, "Starting the main phase ends training for good: confirm it on the agreement page")
         elif step in ("next_round", "main"):
             closed = campaign.training_round
             then = cast(Literal["next_round", "main"], step)

@@ -54,7 +54,7 @@ def test_only_admins_see_agreement_and_disagreements(client, request, campaign, 
         response = client.get(url)
         assert response.status_code == 404, url
         assert b"SECOND" not in response.content
-    assert client.post(reverse("assessments:agreement_phase", args=[campaign.slug]), {"step": "main"}).status_code == 404
+    assert client.post(reverse("assessments:agreement_phase", args=[campaign.slug]), {"step": "main", "confirm": "main"}).status_code == 404
 
 
 def test_a_training_assessor_never_sees_another_assessors_labels_on_these_pages(client, campaign, judged, alice):
@@ -226,16 +226,28 @@ def test_the_admin_runs_training_rounds_then_starts_the_main_phase(client, campa
     assert campaign.training_round == 2
     assert not Assignment.objects.get(topic=training_topic, assessor=alice).active
 
-    response = client.post(url, {"step": "main"}, follow=True)
+    response = client.post(url, {"step": "main", "confirm": "main"}, follow=True)
     campaign.refresh_from_db()
     assert campaign.phase == "main"
     assert "Training round 2 closed; the main phase has started" in response.content.decode()
 
 
+def test_starting_the_main_phase_takes_a_confirmation(client, campaign, training_topic, alice, admin_user):
+    client.force_login(admin_user)
+    url = reverse("assessments:agreement_phase", args=[campaign.slug])
+    client.post(url, {"step": "start_training"})
+    page = client.get(reverse("assessments:agreement", args=[campaign.slug])).content.decode()
+    assert "Yes, start the main phase" in page and 'name="confirm" value="main"' in page
+
+    response = client.post(url, {"step": "main"}, follow=True)  # one click on an old form, or a forged one
+    campaign.refresh_from_db()
+    assert campaign.phase == "training" and "confirm it on the agreement page" in response.content.decode()
+
+
 def test_a_step_that_does_not_fit_the_phase_says_why(client, campaign, admin_user):
     client.force_login(admin_user)
 
-    response = client.post(reverse("assessments:agreement_phase", args=[campaign.slug]), {"step": "main"}, follow=True)
+    response = client.post(reverse("assessments:agreement_phase", args=[campaign.slug]), {"step": "main", "confirm": "main"}, follow=True)
 
     assert "is not in training" in response.content.decode()
     campaign.refresh_from_db()

@@ -51,7 +51,7 @@ def test_the_training_phase_leaves_its_trail(client, admin_user, campaign, alice
     client.post(url, {"step": "next_round"})
     TopicFactory(campaign=campaign, number="2")
     assignments.mark_training(campaign=campaign, topics=list(campaign.topics.filter(number="2")), is_training=True, by=admin_user)
-    client.post(url, {"step": "main"})
+    client.post(url, {"step": "main", "confirm": "main"})
     assert [(a, who, subject) for a, who, subject, _, _ in events(campaign)] == [
         ("phase.changed", "ada", "setup → training"),
         ("training.round_closed", "ada", "round 1"),

@@ -326,6 +326,19 @@ def export_qrels(
     return QrelsExport(campaign=campaign, kind=dimension.name, phase=phase, rule=parsed, created_by=created_by, chunk_size=chunk_size)
 
 
+def nothing_to_export(*, campaign: Campaign, kind: str | None = None, phase: str = "main", rule: str = "majority") -> str:
+    """Why an export with these options would have no line ("" when it has some): an empty file kept as a numbered
+    snapshot reads like a result, so the page and the command say so instead (an empty snapshot stays possible
+    through the API, as the start of a diff)."""
+    dimension, parsed = parse_options(campaign=campaign, kind=kind, phase=phase, rule=rule)
+    value = FileValue(campaign.label_scheme, dimension.name)
+    if labelled_judgments(campaign=campaign, value=value, phase=phase, rule=parsed).exists():
+        return ""
+    whose = f" by {parsed.assessor}" if parsed.method == "assessor" else ""
+    return (f"no {dimension.name} labels of the {phase} phase{whose} yet: nothing to export "
+            "(judge documents first, or import earlier labels with import_qrels)")
+
+
 def _store_snapshot(export: QrelsExport, path: str, *, line_count: int, sha256: str) -> QrelsSnapshot:
     with transaction.atomic():
         # Locking the campaign row serialises numbering between concurrent exports.

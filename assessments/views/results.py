@@ -455,6 +455,10 @@ def qrels_export(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse |
         messages.error(request, f"Export not made: {form.errors.as_text()}")
         return redirect("assessments:qrels", slug=campaign.slug)
     try:
+        empty = exports.nothing_to_export(campaign=campaign, **form.cleaned_data)
+        if empty:  # a download of an empty file, kept as a numbered snapshot, would read like a result
+            messages.warning(request, f"Export not made: {empty}")
+            return redirect("assessments:qrels", slug=campaign.slug)
         export = exports.export_qrels(campaign=campaign, created_by=request.user, **form.cleaned_data)
     except exports.ExportError as exc:
         messages.error(request, f"Export not made: {exc}")

@@ -485,3 +485,20 @@ def test_the_qrels_api_is_for_organisers(who, status, alice, organiser, campaign
     if who != "olivia":
         assert api.post("/api/campaigns/touche22/qrels/", {"kind": "relevance"}, format="json").status_code == status
         assert not QrelsSnapshot.objects.exists()
+
+
+def test_an_export_with_no_line_says_so_on_the_page_and_the_command_but_the_api_keeps_the_empty_snapshot(
+    judge, alice, organiser, campaign, client, command
+):
+    from django.urls import reverse
+
+    client.force_login(organiser)
+    answer = client.post(reverse("assessments:qrels_export", args=[campaign.slug]),
+                         {"kind": "relevance", "phase": "main", "rule": "majority"}, follow=True)
+    assert "Export not made: no relevance labels of the main phase yet: nothing to export" in answer.content.decode()
+    assert not QrelsSnapshot.objects.exists()  # no download, no snapshot
+    done = command("export_qrels", campaign.slug, "--kind", "relevance")
+    assert done.code == 0 and done.out == "" and "warning: no relevance labels of the main phase yet" in done.err
+    judge(alice, "1", "d1", 1)
+    done = command("export_qrels", campaign.slug, "--kind", "relevance")
+    assert done.out == "1 0 d1 1\n" and "warning" not in done.err

@@ -64,6 +64,8 @@ class Command(BaseCommand):
                 self.stdout.write(chunk.decode(), ending="")
         snapshot = export.snapshot
         assert snapshot is not None  # stored once the last line has been read, as above
+        if not snapshot.line_count:  # written all the same: a script may diff from it
+            self.stderr.write(f"warning: {exports.nothing_to_export(campaign=campaign, kind=kind, phase=phase, rule=rule)}")
         self.stderr.write(
             f"qrels snapshot #{snapshot.number}: {snapshot.line_count} {snapshot.kind} lines ({phase} phase, rule {snapshot.rule}), "
             f"sha256 {snapshot.sha256}" + (f", written to {output}" if output else "")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assessments.formats.qrels import topic_sort_key
+from assessments.metrics import significance
 from assessments.metrics.evaluation import evaluate_rankings
 from assessments.models import Campaign, Run
 from assessments.services.evaluation import EvaluationError, measured_kind, prepare, read_rankings
@@ -37,6 +38,9 @@ class RunComparison:
     topic: str | None  # the topic whose lists are shown
     list_a: list[ListedDocument]
     list_b: list[ListedDocument]
+    common: int  # topics both runs answer: the paired tests' sample
+    p_t: float | None  # two-sided paired t-test on them (None: no common topic)
+    p_permutation: float | None  # two-sided paired randomisation test (seeded, as the leaderboard's)
 
 
 def compare_two_runs(
@@ -81,5 +85,12 @@ def compare_two_runs(
         head_a, head_b = docs[run_a.id].get(topic, [])[:depth], docs[run_b.id].get(topic, [])[:depth]
         list_a = [ListedDocument(i, doc, labels.get(doc), doc in head_b) for i, doc in enumerate(head_a, 1)]
         list_b = [ListedDocument(i, doc, labels.get(doc), doc in head_a) for i, doc in enumerate(head_b, 1)]
+    # The pair's own tests, on the topics both answer (one pair: nothing to correct for).
+    common = sorted(a.per_topic.keys() & b.per_topic.keys(), key=topic_sort_key)
+    p_t = p_permutation = None
+    if common:
+        matrix = [[a.per_topic[t], b.per_topic[t]] for t in common]
+        p_t = float(significance.paired_t_test(matrix, [(0, 1)])[0])
+        p_permutation = float(significance.paired_permutation_test(matrix, [(0, 1)])[0])
     return RunComparison(measure=str(setup.measure), depth=depth, mean_a=a.mean, mean_b=b.mean, topics=topics,
-                         topic=topic, list_a=list_a, list_b=list_b)
+                         topic=topic, list_a=list_a, list_b=list_b, common=len(common), p_t=p_t, p_permutation=p_permutation)

@@ -292,6 +292,23 @@ def test_the_run_comparison_page_lists_topics_and_both_top_lists(client, organis
     assert bad.status_code == 400 and "no relevance judgments" in bad.content.decode()
 
 
+def test_the_run_comparison_page_tests_the_pair_as_scipy_does(client, ten_runs):
+    olivia = UserFactory(username="olivia", role="organiser")
+    MembershipFactory(campaign=ten_runs, user=olivia)
+    client.force_login(olivia)
+    board = evaluation.evaluate_runs(campaign=ten_runs)
+    per_topic = {r.tag: r.scores["relevance"].per_topic for r in board.results}
+    topics = sorted(per_topic["run9"])
+    a, b = [per_topic["run9"][t] for t in topics], [per_topic["run3"][t] for t in topics]
+    page = client.get("/campaigns/many/results/compare/", {"a": "run9", "b": "run3"}).content.decode()
+    assert f"paired t-test p = {stats.ttest_rel(a, b).pvalue:.4f}" in page
+    theirs = stats.permutation_test((a, b), lambda x, y, axis: (x - y).mean(axis=axis), permutation_type="samples",
+                                    vectorized=True, n_resamples=20_000, random_state=1).pvalue
+    shown = float(page.split("paired randomisation test p = ")[1][:6])
+    assert abs(shown - theirs) < 0.015  # two draws of the 2^20 sign flips (10,000 and 20,000), within sampling error
+    assert "On the 20 topics both runs answer" in page
+
+
 def test_the_reusability_page(client, organiser, pooled):
     MembershipFactory(campaign=pooled, user=organiser)
     client.force_login(organiser)

@@ -65,6 +65,12 @@ class ReusabilityReport:
     kendall_tau: float | None
     unique: dict[str, int]  # team -> judged documents that only its runs brought into the pool
 
+    @property
+    def pooling_teams(self) -> list[str]:
+        """The teams whose runs brought documents into the pool: with fewer than two, leaving one out leaves no
+        judged document, so the figures without it say nothing about reusability."""
+        return sorted({run.team for run in self.runs if run.pooled})
+
 
 def leave_one_team_out(
     rankings: Mapping[str, Mapping[Topic, Sequence[str]]],

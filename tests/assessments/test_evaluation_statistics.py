@@ -314,6 +314,22 @@ def test_the_reusability_page(client, organiser, pooled):
     client.force_login(organiser)
     page = client.get("/campaigns/pooled/results/reusability/", {"measure": "P@2"}).content.decode()
     assert "Kendall" in page and "c1" in page and "A 2, B 1, C 0" in page
+    assert "brought documents into the pool:" not in page
+
+
+def test_the_reusability_page_says_why_one_team_tells_nothing(client, organiser, tmp_path):
+    campaign = CampaignFactory(slug="solo", preset="touche-2021-task2")
+    TopicFactory(campaign=campaign, number="1")
+    for tag, docs in (("a1", ["x", "y"]), ("a2", ["y", "z"])):
+        (tmp_path / f"{tag}.txt").write_text("".join(f"1 Q0 {d} {i} {5 - i} {tag}\n" for i, d in enumerate(docs, 1)))
+    import_runs(campaign=campaign, paths=[tmp_path / "a1.txt", tmp_path / "a2.txt"], team="A")
+    build_pool(campaign=campaign, spec=PoolSpec(depth=2))
+    judge_all(campaign, UserFactory(username="anna"), {"1": {"x": 1, "y": 0, "z": 1}})
+    MembershipFactory(campaign=campaign, user=organiser)
+    client.force_login(organiser)
+    page = client.get("/campaigns/solo/results/reusability/", {"measure": "P@2"}).content.decode()
+    assert "Only team\n    <strong>A</strong> brought documents into the pool" in page
+    assert "Reusability needs a pool built from the runs of two teams or more" in page
 
 
 @pytest.mark.parametrize("path", ["results/compare/", "results/reusability/"])

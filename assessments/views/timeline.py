@@ -22,11 +22,18 @@ FAMILIES = [
 ]
 
 
-def _compact(value) -> str:
-    """A before/after value or the details on one line, for the table (the API gives the JSON itself)."""
+def _readable(value) -> str:
+    """A before/after value as a person reads it (`relevance 2, quality 1`; `a, b`), not as JSON (the API gives
+    the JSON itself)."""
     if value is None:
         return ""
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    if isinstance(value, dict):
+        return "; ".join(f"{key} {_readable(item)}" for key, item in value.items()) or "nothing"
+    if isinstance(value, list):
+        return ", ".join(_readable(item) for item in value) or "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
 
 
 @login_required
@@ -39,7 +46,7 @@ def timeline_page(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     page = Paginator(events, EVENTS_PER_PAGE).get_page(request.GET.get("page"))
     labels = dict(AuditEvent.Action.choices)
     rows = [
-        {"event": e, "label": labels.get(e.action, e.action), "before": _compact(e.before), "after": _compact(e.after),
+        {"event": e, "label": labels.get(e.action, e.action), "before": _readable(e.before), "after": _readable(e.after),
          "details": json.dumps(e.details, ensure_ascii=False, indent=1) if e.details else ""}
         for e in page.object_list
     ]

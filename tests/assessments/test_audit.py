@@ -148,6 +148,8 @@ def test_the_timeline_is_for_the_campaigns_own_organisers(client, organiser, osc
     assert response.status_code == (403 if who == "alice" else status)
     if status == 200:
         assert "setup → training" in page.content.decode()
+        # The page reads as words, the API as JSON.
+        assert '<td class="mono small">phase setup</td>' in page.content.decode() and '{"phase"' not in page.content.decode()
         (event,) = response.json()["results"]
         assert (event["action"], event["actor"], event["before"], event["after"]) == (
             "phase.changed", "ada", {"phase": "setup"}, {"phase": "training"}

@@ -102,10 +102,12 @@ def disagreement_page(request: AuthenticatedHttpRequest, slug: str) -> HttpRespo
 
 @login_required
 def document_page(request: AuthenticatedHttpRequest, slug: str, document_id: int) -> HttpResponse:
-    campaign = access.get_campaign_for_adjudicator(request.user, slug)
+    """One document of the campaign as its assessors read it (sanitised), and no one's labels: for every organiser
+    of the campaign (the discussion and the disagreements link here)."""
+    campaign = access.get_campaign_for_organiser(request.user, slug)
     document = access.get_document_for_campaign(campaign, document_id)
     context = {
-        "campaign": campaign,
+        "campaign": campaign, "can_adjudicate": access.can_adjudicate(request.user, campaign),
         "document": document,
         "document_url": safe_link(document.url),
         "body_html": document_html(document.body, is_html=document.is_html) if document.has_text else "",

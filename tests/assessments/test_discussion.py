@@ -170,3 +170,14 @@ def test_a_reply_is_corrected_by_another_reply_not_edited(campaign, organiser, n
         first.delete()
     reply(judgment=noted[0], text="Correction: not relevant after all.", resolves=True, by=organiser)
     assert list(noted[0].replies.order_by("id").values_list("text", flat=True)) == ["Relevant.", "Correction: not relevant after all."]
+
+
+def test_a_row_links_to_its_document_which_every_organiser_of_the_campaign_may_read(client, organiser, campaign, noted, pool, mallory):
+    client.force_login(organiser)
+    link = reverse("assessments:agreement_document", args=[campaign.slug, pool[1].document_id])
+    assert f'href="{link}"' in page(client, campaign)
+    shown = client.get(link)
+    assert shown.status_code == 200 and pool[1].document.doc_id in shown.content.decode()
+    assert "is this spam?" not in shown.content.decode()  # the document, not anyone's labels or notes
+    client.force_login(mallory)
+    assert client.get(link).status_code == 404

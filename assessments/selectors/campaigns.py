@@ -1,10 +1,11 @@
-"""Reads for the organiser's campaign pages: the campaign list, its members, document counts and recent jobs."""
+"""Reads for the organiser's campaign pages: the campaign list, its members, document counts, where the campaign
+stands, and recent jobs."""
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from accounts.models import User
 from assessments import access
-from assessments.models import AuditEvent, Campaign, Document, Job, Membership, PoolEntry
+from assessments.models import AuditEvent, Campaign, Document, Job, Judgment, Membership, PoolEntry, QrelsSnapshot
 
 
 def campaigns_for_organiser(user: User) -> QuerySet[Campaign]:
@@ -29,6 +30,21 @@ def document_counts(campaign: Campaign) -> dict[str, int]:
         pooled=Count("pk"), pooled_with_text=with_text
     )
     return {**counts, **pooled}
+
+
+def hub_status(campaign: Campaign) -> dict[str, int]:
+    """What each step of the campaign's page has to show for itself: topics, runs, documents, the pool and how
+    much of it is judged, assignments, snapshots (a query each, whatever the campaign's size)."""
+    pool = PoolEntry.objects.filter(topic__campaign=campaign, duplicate_of__isnull=True)
+    return {
+        "topics": campaign.topics.count(),
+        "runs": campaign.runs.count(),
+        "documents": Document.objects.filter(collection_id=campaign.collection_id).count(),
+        "pooled": pool.count(),
+        "judged": pool.filter(Exists(Judgment.objects.filter(topic_id=OuterRef("topic_id"), document_id=OuterRef("document_id")))).count(),
+        "assignments": campaign.topics.aggregate(n=Count("assignments", filter=Q(assignments__active=True)))["n"],
+        "snapshots": QrelsSnapshot.objects.filter(campaign=campaign).count(),
+    }
 
 
 def recent_jobs(campaign: Campaign, *, kinds, limit: int = 10) -> list[Job]:

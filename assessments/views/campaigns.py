@@ -9,7 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.forms.models import model_to_dict
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import path
+from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
 from accounts.http import AuthenticatedHttpRequest
@@ -17,7 +17,7 @@ from accounts.models import User
 from assessments import access
 from assessments.labels import PRESETS, LabelScheme, SchemeError
 from assessments.models import Campaign, Membership
-from assessments.selectors.campaigns import campaigns_for_organiser, members_of
+from assessments.selectors.campaigns import campaigns_for_organiser, hub_status, members_of
 from assessments.services import campaigns
 
 
@@ -115,9 +115,48 @@ def campaign_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     }, status=400 if form.is_bound else 200)
 
 
+def _steps(request: AuthenticatedHttpRequest, campaign: Campaign) -> list[dict]:
+    """The campaign page's tiles in the order a campaign is run, numbered as shown to this user (a step they cannot
+    take is left out, not skipped in the numbering), each with where it stands."""
+    n = hub_status(campaign)
+
+    def count(key: str, word: str) -> str:
+        return f"{n[key]:,} {word}{'' if n[key] == 1 else 's'}"
+
+    judged = f"{n['judged']:,} of {n['pooled']:,} judged" if n["pooled"] else "nothing pooled yet"
+    results = {"classification": "Macro-F1 and the lab's measures of every submission, per language.",
+               "images": "The three precision@10 measures of every image run, with intervals."}.get(
+        campaign.kind, "nDCG, judged@k and stance scores of every run, from the current judgments.")
+    numbered = [
+        ("imports", "Data in", "Topics, collection and runs: uploads with live progress.",
+         f"{count('topics', 'topic')} · {count('documents', 'document')} · {count('runs', 'run')}"),
+        ("pool", "Pool", "Build and preview pools, duplicates, missing documents, judging effort.", judged),
+        ("assignments", "Assign", "Training and main-phase topics, workload balancing, overlap slice.",
+         count("assignments", "active assignment")),
+    ]
+    if request.user.is_campaign_admin:
+        numbered.append(("agreement", "Agreement", "Kappa and alpha per dimension, disagreements, who stands out.",
+                         campaign.get_phase_display() + (f", round {campaign.training_round}" if campaign.phase == "training" else "")))
+    elif access.can_adjudicate(request.user, campaign):
+        numbered.append(("disagreements", "Disagreements", "Documents the assessors labelled differently, to adjudicate.", ""))
+    numbered += [
+        ("qrels", "Qrels", "Export numbered snapshots, compare them, import earlier judgments.", count("snapshots", "snapshot")),
+        ("leaderboard", "Results", results, count("runs", "run")),
+    ]
+    steps = [{"url": reverse(f"assessments:{name}", args=[campaign.slug]), "mark": str(i), "title": title, "text": text, "status": status}
+             for i, (name, title, text, status) in enumerate(numbered, 1)]
+    steps[-1:-1] = [  # beside the steps, any time
+        {"url": reverse("assessments:discussion", args=[campaign.slug]), "mark": "✎", "title": "Discussion",
+         "text": "Every flag and note of the assessors, by topic; reply and resolve.", "status": ""},
+        {"url": reverse("assessments:timeline", args=[campaign.slug]), "mark": "◷", "title": "Timeline",
+         "text": "Every change to the campaign: who, when, before and after.", "status": ""},
+    ]
+    return steps
+
+
 def _detail(request: AuthenticatedHttpRequest, campaign: Campaign, settings_form: SettingsForm, status: int = 200) -> HttpResponse:
     return render(request, "assessments/campaign_detail.html", {
-        "campaign": campaign,
+        "campaign": campaign, "steps": _steps(request, campaign),
         "members": members_of(campaign),
         "member_form": MemberForm(),
         "settings_form": settings_form,

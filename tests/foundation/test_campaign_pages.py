@@ -17,6 +17,22 @@ def test_an_organiser_sees_the_campaign_and_every_step(client, organiser, campai
     assert b"/campaigns/touche22/agreement/" not in hub.content  # agreement is for admins
 
 
+def test_the_hub_numbers_the_steps_a_user_can_take_and_says_where_each_stands(client, organiser, admin_user, campaign, pool, alice):
+    import re
+
+    from assessments.services.judging import Labels, record_judgment
+
+    record_judgment(topic=pool[0].topic, document=pool[0].document, assessor=alice, labels=Labels({"relevance": 1}), phase="training")
+    client.force_login(organiser)
+    hub = client.get("/campaigns/touche22/").content.decode()
+    assert re.findall(r'<span class="step-no">([^<]+)</span>', hub) == ["1", "2", "3", "4", "✎", "◷", "5"]
+    assert "1 topic · 3 documents · 0 runs" in hub and "1 of 3 judged" in hub and "1 active assignment<" in hub
+    client.force_login(admin_user)
+    hub = client.get("/campaigns/touche22/").content.decode()
+    assert re.findall(r'<span class="step-no">([^<]+)</span>', hub) == ["1", "2", "3", "4", "5", "✎", "◷", "6"]
+    assert ">Setup</span>" in hub
+
+
 def test_an_admin_also_reaches_agreement(client, admin_user, campaign):
     client.force_login(admin_user)
     assert b'href="/campaigns/touche22/agreement/"' in client.get("/campaigns/touche22/").content

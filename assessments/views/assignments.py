@@ -22,13 +22,38 @@ from assessments.services import assignments
 from assessments.services.assignments import AssignmentError
 
 
+SHOW = {"": "Every topic", "unassigned": "Nobody assigned", "assigned": "Assigned", "training": "Training topics",
+        "main": "Main-phase topics"}
+SORTS = {"": "Topic order", "pool": "Largest pool first", "judged": "Least judged first"}
+
+
+def _table(rows: list[assignments.TopicAssignments], *, show: str, assessor: str, sort: str) -> list[assignments.TopicAssignments]:
+    """The topic rows the page's filter asks for, in its order (the overview comes in topic order)."""
+    kept = [
+        row for row in rows
+        if (show != "unassigned" or not (row.current or row.slices)) and (show != "assigned" or row.current or row.slices)
+        and (show != "training" or row.topic.is_training) and (show != "main" or not row.topic.is_training)
+        and (not assessor or any(a.assessor.username == assessor for a in [*row.current, *row.slices]))
+    ]
+    if sort == "pool":
+        kept.sort(key=lambda row: -row.workload)
+    elif sort == "judged":
+        kept.sort(key=lambda row: sum(n for _, n, _ in row.judged) / max(row.workload, 1))
+    return kept
+
+
 @login_required
 def assignment_page(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = access.get_campaign_for_organiser(request.user, slug)
     overview = assignments.assignment_overview(campaign=campaign)
+    show = request.GET.get("show", "") if request.GET.get("show", "") in SHOW else ""
+    sort = request.GET.get("sort", "") if request.GET.get("sort", "") in SORTS else ""
+    assessor = request.GET.get("assessor", "")
     context = {
         "campaign": campaign,
         "overview": overview,
+        "rows": _table(overview.topics, show=show, assessor=assessor, sort=sort),
+        "filters": {"show": show, "sort": sort, "assessor": assessor, "shows": SHOW, "sorts": SORTS},
         "can_train": request.user.is_campaign_admin,
         "overlap_percent": round(campaign.overlap_share * 100, 1) or 5,
     }

@@ -213,3 +213,23 @@ def test_the_api_refuses_training_to_organisers_and_names_mistakes(client, campa
     assert unknown.status_code == 400 and "no active user zed" in unknown.json()["detail"]
     assert bad_phase.status_code == 400 and "unknown phase 'final'" in bad_phase.json()["detail"]
     assert not Assignment.objects.filter(assessor=ann).exists()
+
+
+def test_the_table_filters_by_assessor_and_status_and_sorts_by_pool_size(client, campaign, topics, organiser, ann):
+    import re
+
+    client.force_login(organiser)
+    client.post(page(campaign, "assignments_assign"), {"topics": ["2", "8"], "assessors": ["ann"], "phase": "main"})
+
+    def shown(**query) -> list[str]:
+        html = client.get(page(campaign), query).content.decode()
+        return re.findall(r'<span class="topic-no">([^<]+)</span>', html)
+
+    everything = shown()
+    assert shown(assessor="ann") == ["2", "8"]
+    assert shown(show="assigned") == ["2", "8"]
+    assert "2" not in shown(show="unassigned") and len(shown(show="unassigned")) == len(everything) - 2
+    sizes = {t.number: t.pool_entries.count() for t in topics}
+    by_pool = shown(sort="pool")
+    assert [sizes[n] for n in by_pool] == sorted(sizes.values(), reverse=True) and sorted(by_pool) == sorted(everything)
+    assert shown(show="nonsense") == everything  # an unknown filter shows everything

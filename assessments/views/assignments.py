@@ -21,7 +21,6 @@ from assessments.models import Campaign, Phase
 from assessments.services import assignments
 from assessments.services.assignments import AssignmentError
 
-
 SHOW = {"": "Every topic", "unassigned": "Nobody assigned", "assigned": "Assigned", "training": "Training topics",
         "main": "Main-phase topics"}
 SORTS = {"": "Topic order", "pool": "Largest pool first", "judged": "Least judged first"}

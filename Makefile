@@ -30,6 +30,7 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	mkdir -p var
+	$(DEMO_ENV) $(BIN)/python manage.py create_database
 	$(DEMO_ENV) $(BIN)/python manage.py migrate --noinput
 	$(DEMO_ENV) $(BIN)/python manage.py load_demo --port $(PORT)
 	$(DEMO_ENV) $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)

@@ -40,6 +40,10 @@ class AssignmentError(ValueError):
     """An assignment that cannot be made as asked (the message says why and what to do instead)."""
 
 
+class NothingToAssign(AssignmentError):
+    """Every topic asked about is held already: nothing to do (a command run twice is not an error)."""
+
+
 @dataclass(frozen=True)
 class Assigned:
     """One assessor given one topic. ``status`` is "new", "reactivated" (an earlier assignment of the same
@@ -236,7 +240,7 @@ def auto_assign(
             Topic.objects.filter(campaign=campaign, is_training=False).exclude(pk__in=held.values("topic_id"))
         )
         if not topics:
-            raise AssignmentError("every main-phase topic has an assessor; name topics to redistribute them")
+            raise NothingToAssign("every main-phase topic has an assessor; name topics to redistribute them")
     if not assessors:
         raise AssignmentError("no assessors given")
     workload = _workloads(campaign, [t.pk for t in topics])

@@ -56,6 +56,17 @@ def test_auto_balances_across_the_assessors(setup):
     assert "ann                        5 documents" in out and "ben                        7 documents" in out
 
 
+def test_auto_and_create_campaign_pasted_twice_change_nothing_the_second_time(setup, command):
+    run("touche22", "--auto", "--assessors", "ann,ben")
+    before = held()
+    assert "0 assignment(s) made: every main-phase topic has an assessor" in run("touche22", "--auto", "--assessors", "ann,ben")
+    assert held() == before
+    again = command("create_campaign", "touche22", "--name", "Again", "--preset", setup.preset)
+    assert again.code == 0 and "exists already" in again.out and "nothing changed" in again.out
+    other = command("create_campaign", "touche22", "--name", "Other", "--preset", "touche-2020-task1")
+    assert other.code != 0 and "exists already" in other.err  # another scheme is not the same line pasted again
+
+
 def test_auto_skips_topics_without_a_pool_saying_so(setup):
     TopicFactory(campaign=setup, number="9", position=9)
     out, err = StringIO(), StringIO()

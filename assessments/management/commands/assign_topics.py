@@ -5,7 +5,7 @@ from django.core.management.base import CommandError
 from assessments.management.base import BaseCommand
 from assessments.models import Campaign
 from assessments.services import assignments
-from assessments.services.assignments import AssignmentError
+from assessments.services.assignments import AssignmentError, NothingToAssign
 
 
 def _names(value: str | None) -> list[str]:
@@ -44,6 +44,8 @@ class Command(BaseCommand):
             raise CommandError(f"no campaign {slug!r}") from None
         try:
             self._run(campaign, options)
+        except NothingToAssign as exc:  # the same line pasted twice: done already
+            self.stdout.write(f"0 assignment(s) made: {exc}")
         except AssignmentError as exc:
             raise CommandError(str(exc)) from None
 

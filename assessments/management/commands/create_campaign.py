@@ -14,7 +14,7 @@ from assessments.labels import (
 )
 from assessments.management.base import BaseCommand
 from assessments.management.progress import fail
-from assessments.models import Kind
+from assessments.models import Campaign, Kind
 from assessments.services.campaigns import CampaignError, create_campaign, format_stance_codes, parse_stance_codes
 
 
@@ -69,6 +69,11 @@ class Command(BaseCommand):
         people = {user.username: user for user in User.objects.filter(username__in=names)}
         if unknown := [n for n in names if n not in people]:
             fail(self, f"no user {', '.join(unknown)} (create one with create_user --role organiser)")
+        existing = Campaign.objects.filter(slug=slug).first()
+        if existing is not None and preset not in (None, "custom") and existing.preset == preset:
+            # The same line pasted twice: done already (a different preset or scheme is refused below).
+            self.stdout.write(f"campaign {slug} exists already ({existing.preset}): nothing changed")
+            return
         text = ""
         if guidelines:
             try:

@@ -16,7 +16,8 @@ def main() -> None:
     except ImproperlyConfigured as exc:
         # A missing or unreadable setting is the operator's to fix: one line naming it, not a traceback.
         sys.exit(f"error: {exc}")
-    execute_from_command_line(sys.argv)
+    # Help and errors name the command as it was typed: `touchstone` when run through .venv/bin/touchstone.
+    execute_from_command_line([os.environ.get("TOUCHSTONE_PROG") or sys.argv[0], *sys.argv[1:]])
 
 
 if __name__ == "__main__":

@@ -5,4 +5,5 @@
 # so it works from any directory and in any shell, activated or not.
 root=$(CDPATH='' cd -- "$(dirname -- "$0")/../.." && pwd)
 export TOUCHSTONE_ENV_FILE="${TOUCHSTONE_ENV_FILE:-$root/touchstone.env}"
+export TOUCHSTONE_PROG="${TOUCHSTONE_PROG:-touchstone}"  # what help and errors call the command (manage.py)
 exec "$root/.venv/bin/python" "$root/manage.py" "$@"

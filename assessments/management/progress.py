@@ -7,6 +7,7 @@ that writes to the Job row, the command with the bar from here.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ from tqdm import tqdm
 from assessments.formats.errors import FormatError
 from assessments.models import Campaign
 from assessments.services.imports import ImportProblem, ImportSummary
+from assessments.services.jobs import Progress
 
 
 class TerminalProgress:
@@ -40,7 +42,8 @@ class _Unterminated:
         self.wrapper = wrapper
 
     def write(self, text: str) -> None:
-        self.wrapper.write(text, ending="")
+        # Unstyled: Django styles a terminal's stderr as errors (bold red), and progress is not one.
+        self.wrapper.write(text, style_func=_plain, ending="")
 
     def flush(self) -> None:
         self.wrapper.flush()
@@ -49,15 +52,50 @@ class _Unterminated:
         return self.wrapper.isatty()
 
 
+def _plain(text: str) -> str:
+    return text
+
+
+LINE_SECONDS = 10.0  # off a terminal (a log, a pipe), a progress line this often: a bar there is a mess of \r
+
+
+class LineProgress:
+    """Progress as a line every LINE_SECONDS (`desc: done of total (p %)`), for output that is not a terminal;
+    work that ends sooner prints nothing, so quick commands and tests stay quiet."""
+
+    def __init__(self, *, desc: str, unit: str, stream: TextIO | OutputWrapper | None, clock: Callable[[], float]) -> None:
+        self.desc, self.unit, self.stream, self.clock = desc, unit, stream, clock
+        self.last = clock()
+
+    def advance(self, done: int, total: int | None = None) -> None:
+        now = self.clock()
+        if now - self.last < LINE_SECONDS or self.stream is None:
+            return
+        self.last = now
+        plural = self.unit if self.unit.endswith("s") else self.unit + "s"
+        size = (lambda n: f"{n / 2**20:,.1f} MiB") if self.unit == "B" else (lambda n: f"{n:,} {plural}")
+        share = f" ({100 * done / total:.0f} %)" if total else ""
+        line = f"{self.desc}: {size(done)}" + (f" of {size(total)}" if total else "") + share
+        if isinstance(self.stream, OutputWrapper):
+            self.stream.write(line, style_func=_plain)
+        else:
+            self.stream.write(line + "\n")
+
+
 @contextmanager
-def progress_bar(*, desc: str, unit: str = "B", stream: TextIO | OutputWrapper | None = None) -> Iterator[TerminalProgress]:
-    """Yield a progress object for a service; the bar is drawn only on a terminal (not in logs or tests).
+def progress_bar(
+    *, desc: str, unit: str = "B", stream: TextIO | OutputWrapper | None = None, clock: Callable[[], float] = time.monotonic,
+) -> Iterator[TerminalProgress | LineProgress]:
+    """Yield a progress object for a service: a bar on a terminal, a line now and then elsewhere (LineProgress).
 
     `unit="B"` shows bytes with binary prefixes (KiB, MiB); any other unit counts plainly (lines, steps).
     """
+    if stream is None or not stream.isatty():
+        yield LineProgress(desc=desc, unit=unit, stream=stream, clock=clock)
+        return
     file = _Unterminated(stream) if isinstance(stream, OutputWrapper) else stream
     options = {"unit_scale": True, "unit_divisor": 1024} if unit == "B" else {}
-    with tqdm(total=0, desc=desc, unit=unit, file=file, disable=None, leave=False, dynamic_ncols=True, **options) as bar:
+    with tqdm(total=0, desc=desc, unit=unit, file=file, leave=False, dynamic_ncols=True, **options) as bar:
         yield TerminalProgress(bar)
 
 
@@ -84,7 +122,7 @@ def check_files(command: BaseCommand, files: list[Path]) -> None:
             fail(command, f"{file}: no such file")
 
 
-def run_import(command: BaseCommand, *, desc: str, unit: str, call: Callable[[TerminalProgress], ImportSummary]) -> None:
+def run_import(command: BaseCommand, *, desc: str, unit: str, call: Callable[[Progress], ImportSummary]) -> None:
     """Run an import service with a progress bar, then print its warnings and summary, or fail with its error."""
     try:
         with progress_bar(desc=desc, unit=unit, stream=command.stderr) as bar:

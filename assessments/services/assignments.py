@@ -93,7 +93,7 @@ def find_assessors(*, usernames: Iterable[str]) -> list[User]:
     return _by_name(
         usernames, "assessors",
         lambda wanted: {u.username: u for u in User.objects.filter(username__in=wanted, is_active=True)},
-        "no active user {names} (create one with manage.py create_user)",
+        "no active user {names} (create one with the create_user command)",
     )
 
 

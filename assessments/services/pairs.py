@@ -69,7 +69,7 @@ class PairSummary:
             for pair, sentences in self.missing
         ]
         if self.missing_total > len(self.missing):
-            named.append(f"… {self.missing_total - len(self.missing)} more pairs lack a sentence (manage.py export_pool SLUG --missing lists them)")
+            named.append(f"… {self.missing_total - len(self.missing)} more pairs lack a sentence (the export_pool SLUG --missing command lists them)")
         named += [
             f"pair {pair} has judgments, so it keeps the text they were given to, though its sentences changed"
             for pair in self.judged_kept

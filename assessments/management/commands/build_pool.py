@@ -17,7 +17,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("slug", help="the campaign's slug")
-        parser.add_argument("--strategy", choices=list(pooling.STRATEGIES), default="depth")
+        parser.add_argument(
+            "--strategy", choices=list(pooling.STRATEGIES), default="depth",
+            help="; ".join(f"{name}: {text}" for name, text in pooling.STRATEGIES.items()) + " (default depth)",
+        )
         parser.add_argument("--depth", type=int, default=5, help="k of depth-k pooling (default 5, as Touché)")
         parser.add_argument(
             "--budget", type=int,
@@ -57,7 +60,7 @@ class Command(BaseCommand):
             for number, doc in summary.missing[:MISSING_SHOWN]:
                 out.write(f"  {number} {doc}")
             if summary.missing_total > MISSING_SHOWN:
-                out.write(f"  … all of them: manage.py export_pool {campaign.slug} --missing")
+                out.write(f"  … all of them: export_pool {campaign.slug} --missing")
         out.write(self.style.SUCCESS(summary.text))
 
     def _print_preview(self, preview: PoolPreview) -> None:

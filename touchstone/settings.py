@@ -373,4 +373,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # Django's own configuration gives its logger a console handler under DEBUG as well, which printed every one
+    # of its lines twice (once there, once through the root's): its lines go to the root's handler alone.
+    "loggers": {"django": {"handlers": [], "propagate": True}},
 }

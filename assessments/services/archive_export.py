@@ -62,7 +62,8 @@ class ExportedArchive:
 
     @property
     def text(self) -> str:
-        counts = ", ".join(f"{self.records[m]:,} {m.removesuffix('.jsonl')}" for m in ("topics.jsonl", "judgments.jsonl", "audit.jsonl"))
+        names = {"topics.jsonl": "topics", "judgments.jsonl": "judgments", "audit.jsonl": "audit events"}
+        counts = ", ".join(f"{self.records[member]:,} {name}" for member, name in names.items())
         return f"wrote {self.path} ({self.bytes:,} bytes, sha256 {self.sha256}): {counts}"
 
 

@@ -104,3 +104,9 @@ def test_secure_cookies_and_redirect_can_be_turned_off_by_the_environment():
     assert settings_value("settings.SECURE_SSL_REDIRECT", **env) == "False"
     assert settings_value("settings.SESSION_COOKIE_SECURE", **env) == "False"
     assert settings_value("settings.CSRF_COOKIE_SECURE", **env) == "True"
+
+
+def test_under_debug_a_django_log_line_is_printed_once():
+    done = run_manage("shell", "-c", "import logging; logging.getLogger('django.request').warning('printed once?')", DEBUG="1")
+    assert done.returncode == 0, done.stderr
+    assert (done.stdout + done.stderr).count("printed once?") == 1

@@ -227,6 +227,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 *
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 # The largest upload (a request body) the import pages and API take; a larger one is refused before it is read.
 UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 2 * 1024**3)
+# A run's topic is held whole while it is read (its order needs every line): a file with more lines in a row for one
+# topic is refused, so a small hostile file cannot take gigabytes. 100 times what Touché asks for.
+RUN_MAX_LINES_PER_TOPIC = env_int("RUN_MAX_LINES_PER_TOPIC", 100_000)
 # The most a compressed input file may expand to, whatever its ratio (see assessments/formats/reading.py).
 IMPORT_MAX_DECOMPRESSED_BYTES = env_int("IMPORT_MAX_DECOMPRESSED_BYTES", 64 * 1024**3)
 

@@ -64,9 +64,13 @@ def read_run(
     known_topics: Collection[str] | None = None,
     stances: Collection[str] = STANCES,
     stance_codes: Mapping[str, str] | None = None,
+    max_lines_per_topic: int | None = None,
 ) -> RunReader:
     """Return a reader to iterate once; see `RunReader` for what it yields and reports."""
-    return RunReader(lines, source=source, known_topics=known_topics, stances=stances, stance_codes=stance_codes)
+    return RunReader(
+        lines, source=source, known_topics=known_topics, stances=stances, stance_codes=stance_codes,
+        max_lines_per_topic=max_lines_per_topic,
+    )
 
 
 def stance_table(stances: Collection[str], stance_codes: Mapping[str, str] | None) -> dict[str, str]:
@@ -82,9 +86,11 @@ class RunTally:
     accepted file gets the same warnings, word for word, whichever read it.
     """
 
-    def __init__(self, *, source: str, known_topics: Collection[str] | None) -> None:
+    def __init__(self, *, source: str, known_topics: Collection[str] | None, max_lines_per_topic: int | None = None) -> None:
         self.source = source
         self._known_topics = None if known_topics is None else frozenset(known_topics)
+        # A topic's lines are held until its block ends: the one bound on a reader's memory that a file sets.
+        self.max_lines_per_topic = max_lines_per_topic
         self.warnings: list[FormatWarning] = []
         self.line_count = 0  # result lines, blank lines not counted
         self.topics: dict[str, int] = {}  # result lines per topic, all tags together
@@ -116,6 +122,14 @@ class RunTally:
         if ties:
             self._tied_scores += ties
             self._topics_with_ties.add(topic)
+
+    def too_many_lines(self, topic: str, line: int) -> FormatError:
+        """The refusal of a topic whose block passes max_lines_per_topic, at its first line past the bound."""
+        return FormatError(
+            self.source, line,
+            f"topic {topic} has more than {self.max_lines_per_topic:,} lines in a row (RUN_MAX_LINES_PER_TOPIC); "
+            f"Touché asks for at most {MAX_DOCUMENTS_PER_TOPIC}",
+        )
 
     def count_stances(self, counts: Iterable[tuple[str, int]]) -> None:
         """Count lines per stance code as written (no-stance codes are left out by the caller)."""
@@ -162,8 +176,9 @@ class RunReader(RunTally):
         known_topics: Collection[str] | None = None,
         stances: Collection[str] = STANCES,
         stance_codes: Mapping[str, str] | None = None,
+        max_lines_per_topic: int | None = None,
     ) -> None:
-        super().__init__(source=source, known_topics=known_topics)
+        super().__init__(source=source, known_topics=known_topics, max_lines_per_topic=max_lines_per_topic)
         self._lines = lines
         table = stance_table(stances, stance_codes)
         self._stances = frozenset(table)
@@ -198,6 +213,7 @@ class RunReader(RunTally):
         block = None
         has_stance = False
         seen: set[str] = set()  # the current block's documents
+        limit = self.max_lines_per_topic or -1  # -1: no bound (len(seen) is never -1)
         neighbour_ties = 0
         blank_lines = 0
 
@@ -257,6 +273,8 @@ class RunReader(RunTally):
 
             if doc in seen:
                 raise FormatError(source, lineno, f"document {doc} appears twice for topic {topic}")
+            if len(seen) == limit:
+                raise self.too_many_lines(topic, lineno)
             seen_add(doc)
             doc_append(doc)
             rank_append(rank)

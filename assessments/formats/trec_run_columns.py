@@ -85,8 +85,9 @@ class ColumnRunReader(RunTally):
         max_doc_id_length: int,
         read: Callable[[], None] = lambda: None,  # called after each chunk is read from the stream
         stance_codes: Mapping[str, str] | None = None,
+        max_lines_per_topic: int | None = None,
     ) -> None:
-        super().__init__(source=source, known_topics=known_topics)
+        super().__init__(source=source, known_topics=known_topics, max_lines_per_topic=max_lines_per_topic)
         self._stream = stream
         table = stance_table(stances, stance_codes)
         self._column2 = pa.array(["Q0", "0", *table])
@@ -114,6 +115,10 @@ class ColumnRunReader(RunTally):
             if cut:
                 yield from self._complete_blocks(table.slice(0, cut), starts[starts < cut], held_line)
             held, held_line = table.slice(cut), held_line + cut
+            if self.max_lines_per_topic is not None and held.num_rows > self.max_lines_per_topic:
+                # A block that goes on chunk after chunk is held whole: stopped before it outgrows the bound, and
+                # left to the line reader, which names the first wrong line in file order, as for any refusal.
+                raise Declined
         self.finish(has_stance=self._has_stance)
 
     def _tables(self) -> Iterator[tuple[pa.Table, bool]]:
@@ -156,6 +161,8 @@ class ColumnRunReader(RunTally):
         ranks, scores = self._check_values(topic, column2, doc, tag, rank_text, score_text)
         ends = np.append(starts[1:], n)
         counts = ends - starts
+        if self.max_lines_per_topic is not None and counts.max() > self.max_lines_per_topic:
+            raise Declined  # the line reader refuses it at the first line past the bound (see blocks)
         block = np.repeat(np.arange(len(starts)), counts)
         same_block = block[1:] == block[:-1]
         topics, tags = topic.take(pa.array(starts)).to_pylist(), tag.take(pa.array(starts)).to_pylist()

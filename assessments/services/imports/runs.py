@@ -13,6 +13,7 @@ from operator import attrgetter, gt
 from pathlib import Path
 from typing import BinaryIO, NamedTuple, Protocol, TypedDict
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -228,6 +229,7 @@ class _Reading:
             reader = ColumnRunReader(
                 stream, source=file.name, known_topics=self.topic_ids.keys(), stances=self.stances,
                 max_doc_id_length=_DOC_ID_LENGTH, read=lambda: self.meter.at(raw.tell()), stance_codes=self.stance_codes,
+                max_lines_per_topic=settings.RUN_MAX_LINES_PER_TOPIC,
             )
             for block in reader.blocks():
                 run = self._run(runs, file, block.tag)
@@ -247,7 +249,7 @@ class _Reading:
         """
         reader = read_run(
             _run_lines(file, self.meter), source=file.name, known_topics=self.topic_ids.keys(), stances=self.stances,
-            stance_codes=self.stance_codes,
+            stance_codes=self.stance_codes, max_lines_per_topic=settings.RUN_MAX_LINES_PER_TOPIC,
         )
         runs: dict[str, _ReadRun] = {}
         pieces: dict[tuple[str, str], list[int]] = {}

@@ -118,8 +118,11 @@ let seq = Date.now();
 /** Keep `changes` ({labels: {dimension: value or null}, note, flagged}, each optional) for the document at
  * `target.url` and send them; dimensions merge with those already waiting. `base` is the revision the
  * page saw; an item already waiting keeps its own (its changes were made first), and a body already sent stays
- * as it was sent. `time` is the running total of active time on the document. */
-export function record(target, changes, base, time) {
+ * as it was sent. `time` is the running total of active time on the document. `shown` is the whole version the
+ * page shows with these changes ({labels, note, flagged}): a conflict offers exactly that as the assessor's, even
+ * after a reload, since the changes alone over the version saved elsewhere would mix in labels the page never
+ * showed. */
+export function record(target, changes, base, time, shown) {
   if (ended) return null;
   const items = load();
   const key = TAB + " " + target.url;
@@ -127,6 +130,7 @@ export function record(target, changes, base, time) {
   const { labels, ...fields } = changes;
   Object.assign(item.changes, fields);
   if (labels) item.changes.labels = Object.assign({}, item.changes.labels, labels);
+  item.shown = shown;
   item.time = Math.max(item.time, Math.round(time));
   item.seq = ++seq;
   delete item.error;
@@ -144,12 +148,14 @@ export function keepSaved(url) {
   store(items);
 }
 
-/** The assessor keeps their changes: send them again over the stored `revision`. */
-export function keepMine(url, revision) {
+/** The assessor keeps their version: send `changes`, what turns the version stored at `revision` into the one the
+ * page shows, over that revision (they replace the item's changes, which were made over an older one). */
+export function keepMine(url, revision, changes) {
   const items = load();
   const item = items[TAB + " " + url];
   if (!item) return;
   item.base = revision;
+  item.changes = changes;
   delete item.conflict;
   delete item.sending;
   store(items);

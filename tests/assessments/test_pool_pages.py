@@ -127,7 +127,7 @@ class TestBuildingFromThePage:
 
         body = response.content.decode()
         assert "Succeeded" in body and "depth 5 (rank ∪ score): added 17 documents, 17 in the pool over 2 topics" in body
-        assert "hx-trigger" not in body  # finished: no more polling
+        assert "every 1s" not in body  # finished: no more polling
 
     def test_an_invalid_build_queues_nothing(self, client, organiser, campaign, runs):
         client.force_login(organiser)

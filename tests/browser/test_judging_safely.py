@@ -84,21 +84,21 @@ def test_a_stale_tab_shows_both_versions_and_keeps_the_one_chosen(page, log_in, 
     expect(conflict.locator(".summary")).to_contain_text("yours: 1")
     assert history(pool[0]) == before  # nothing stored while the assessor decides
 
-    tab_b.keyboard.press("b")  # keep yours: the relevance B changed, over A's details
+    tab_b.keyboard.press("b")  # keep yours: exactly what B showed, none of A's details (issue: "keep yours")
     expect(conflict).to_be_hidden()
     saved(tab_b)
     expect(pressed(tab_b, "1")).to_have_attribute("aria-pressed", "true")
-    expect(pressed(tab_b, "e")).to_have_attribute("aria-pressed", "true")
-    assert labels(pool[0]) == (1, 2, "FIRST", "Compares both pets clearly.")
+    expect(pressed(tab_b, "e")).to_have_attribute("aria-pressed", "false")
+    assert labels(pool[0]) == (1, None, "", "")
     after = history(pool[0])
-    assert after[:-1] == before and after[-1][1:] == (1, 2, "FIRST", "Compares both pets clearly.")
+    assert after[:-1] == before and after[-1][1:] == (1, None, "", "")
 
     # Tab A still shows its own, older version; leaving it sends nothing that undoes B's choice.
     tab_a.bring_to_front()
     tab_a.wait_for_timeout(1200)  # active time to report on leaving
     tab_a.goto("/work/")
     tab_a.wait_for_timeout(500)
-    assert labels(pool[0]) == (1, 2, "FIRST", "Compares both pets clearly.")
+    assert labels(pool[0]) == (1, None, "", "")
     assert history(pool[0]) == after
     assert tab_a.errors == tab_b.errors == []
 

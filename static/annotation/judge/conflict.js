@@ -35,7 +35,7 @@ export function open(judgment) {
   const rows = [...dimensionRows(), ...OTHER_ROWS];
   const savedState = judgment ? labels.pick(judgment) : { labels: {}, note: "", flagged: false };
   const saved = flat(savedState);
-  const yours = flat(labels.withChanges(savedState, item.changes));
+  const yours = flat(labels.doc.state); // exactly what this page shows (labels.resolved keeps it as it is)
   const changed = rows.map(([field]) => field).filter((field) => yours[field] !== saved[field]);
   fill($("#conflict-saved"), rows, saved, []);
   fill($("#conflict-yours"), rows, yours, changed);

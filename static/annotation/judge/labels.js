@@ -74,7 +74,7 @@ const copy = (state) => ({ labels: Object.assign({}, state.labels), note: state.
 const isEmpty = (state) => !Object.keys(state.labels).length && !state.note && !state.flagged;
 
 /** The state with the changes of a waiting save (see saves.js) applied: `labels` per dimension, null clearing one. */
-export function withChanges(state, changes) {
+function withChanges(state, changes) {
   const result = copy(state);
   for (const [name, value] of Object.entries(changes.labels || {})) {
     if (value === null) delete result.labels[name]; else result.labels[name] = value;
@@ -95,7 +95,8 @@ export function show(data) {
   doc.activeMs = judgment ? judgment.time_spent_ms || 0 : 0;
   const item = saves.adopt(data.saveUrl); // an unsaved version from an earlier visit is newer than the server's
   if (item) {
-    doc.state = withChanges(doc.state, item.changes);
+    // As that visit showed it; an item kept by a page from before items held their version has only its changes.
+    doc.state = item.shown ? copy(item.shown) : withChanges(doc.state, item.changes);
     doc.activeMs = Math.max(doc.activeMs, item.time);
   }
   doc.committed = copy(doc.state);
@@ -183,7 +184,7 @@ function commit(always = false) {
   if (!(always || Object.keys(changes).length)) return renderStatus();
   tick();
   saves.record({ url: doc.data.saveUrl, page: doc.data.pageBase + doc.data.position + "/" }, changes,
-               doc.server.revision, doc.activeMs);
+               doc.server.revision, doc.activeMs, copy(doc.state));
   doc.committed = copy(doc.state);
   doc.sentMs = doc.activeMs;
 }
@@ -206,14 +207,22 @@ export function stored(judgment) {
   renderStatus();
 }
 
-/** The assessor settled a conflict: `judgment` is the version stored elsewhere, `keepMine` their choice. */
+/** The assessor settled a conflict: `judgment` is the version stored elsewhere, `keepMine` their choice.
+ *
+ * Theirs is exactly the version on screen, every dimension, the note and the flag: the changes they made, applied
+ * over the version stored elsewhere, would mix in labels this page never showed (a quality beside their relevance 0,
+ * which the server refuses, so the save would never go through). */
 export function resolved(judgment, keepMine) {
-  const changes = (saves.own(doc.data.saveUrl) || { changes: {} }).changes;
   doc.server = judgment ? { labels: pick(judgment), revision: judgment.revision, source: judgment.source }
                         : { labels: null, revision: 0, source: "" };
-  doc.state = withChanges(doc.server.labels || EMPTY, keepMine ? changes : {});
+  const stored = doc.server.labels || EMPTY;
+  if (keepMine) {
+    saves.keepMine(doc.data.saveUrl, doc.server.revision, changesBetween(stored, doc.state));
+  } else {
+    doc.state = copy(stored);
+    saves.keepSaved(doc.data.saveUrl);
+  }
   doc.committed = copy(doc.state);
-  if (keepMine) saves.keepMine(doc.data.saveUrl, doc.server.revision); else saves.keepSaved(doc.data.saveUrl);
   render();
 }
 

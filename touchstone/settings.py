@@ -169,6 +169,15 @@ if _database_url:
         }
     except ValueError as exc:
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
+    # The password of DATABASE_URL's user apart from the URL, taken as it is: inside a URL a password with @, /, # or %
+    # must be percent-encoded, which docker-compose cannot do for a value from .env.
+    _database_password = env_secret("DATABASE_PASSWORD")
+    if _database_password:
+        if DATABASES["default"].get("PASSWORD"):
+            raise ImproperlyConfigured("DATABASE_URL holds a password and DATABASE_PASSWORD is set too: give only one")
+        DATABASES["default"]["PASSWORD"] = _database_password
+elif env_secret("DATABASE_PASSWORD"):
+    raise ImproperlyConfigured("DATABASE_PASSWORD is set but DATABASE_URL is not: it is the password of DATABASE_URL's user")
 else:
     DATABASES = {
         "default": {

@@ -177,6 +177,8 @@ class WorkDetail(APIView):
 
 
 class Queue(APIView):
+    pagination_class = QueuePagination  # read by the schema (the answer is a page, with page and page_size)
+
     @extend_schema(
         responses=WorkQueueItemSerializer(many=True),
         parameters=[OpenApiParameter("unjudged", bool, description="Only entries the caller has not judged")],

@@ -285,7 +285,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # drf-spectacular's, with each operation's roles and every error it can answer (assessments/api/schema.py).
+    "DEFAULT_SCHEMA_CLASS": "assessments.api.schema.TouchstoneAutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     # Errors that are not the client's answer in JSON with a status a client can act on (503 + Retry-After).
@@ -293,10 +294,21 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Touchstone API",
-    "DESCRIPTION": "Relevance-assessment campaigns: topics, runs, pools, judgments, qrels and evaluation.",
+    "DESCRIPTION": (
+        "Relevance-assessment campaigns: topics, runs, pools, judgments, qrels and evaluation.\n\n"
+        "Authenticate with `Authorization: Token KEY` (`create_token USER` prints a key) or a browser session. Each "
+        "operation says who may call it and lists every error it answers; an error's body is `{\"detail\": \"…\"}`, "
+        "or for a refused body or query DRF's field errors (`{\"field\": [\"message\"]}`). Lists that page answer "
+        "`{count, next, previous, results}` and take `?page=`. Any request may also answer 503 with Retry-After while "
+        "the database is unreachable."
+    ),
     "VERSION": "1.0.0",
+    # Three kinds of "phase", each enum with a name of its own: a campaign's (setup … closed), an assignment's or
+    # imported labels' (training or main), and the labels an export or a figure reads (main, training or all).
+    "ENUM_NAME_OVERRIDES": {"TrainingOrMainEnum": ["training", "main"], "LabelPhaseEnum": ["main", "training", "all"]},
     "SERVE_INCLUDE_SCHEMA": False,
-    # The schema names every endpoint and field: for logged-in users only (touchstone/urls.py wraps the docs page).
+    # The schema names every endpoint and field: for signed-in users only, by token or session (so is the docs page,
+    # assessments/api/docs.py).
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -2,7 +2,9 @@ from django.contrib import admin
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
+
+from assessments.api.docs import SwaggerView
 
 
 @login_required
@@ -29,6 +31,6 @@ urlpatterns = [
     path("api/", include("annotation.api")),
     path("api/", include("assessments.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    # A page for people: send a visitor who is not logged in to the login page (the schema itself answers 401).
-    path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="api-schema")), name="api-docs"),
+    # A page for people and for token holders: a visitor with no credentials goes to the login page.
+    path("api/docs/", SwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -9,7 +9,7 @@
 
 from django.core.exceptions import PermissionDenied
 from django.urls import path
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -25,9 +25,9 @@ from .permissions import IsOrganiser
 class AssignmentSerializer(serializers.ModelSerializer):
     topic = serializers.CharField(source="topic.number")
     assessor = serializers.CharField(source="assessor.username")
-    assigned_by = serializers.CharField(source="assigned_by.username", default=None)
+    assigned_by = serializers.CharField(source="assigned_by.username", default=None, allow_null=True)
     items = serializers.IntegerField(source="item_count", help_text="overlap slices: how many documents")
-    phase = serializers.CharField(help_text="training or main")
+    phase = serializers.ChoiceField(choices=[Phase.TRAINING, Phase.MAIN])
 
     class Meta:
         model = Assignment
@@ -45,9 +45,7 @@ class AssignedSerializer(serializers.Serializer):
 class AssignSerializer(serializers.Serializer):
     assessors = serializers.ListField(child=serializers.CharField(), min_length=1)
     topics = serializers.ListField(child=serializers.CharField(), min_length=1)
-    # A plain string (the service names a wrong one), so that the schema has no second "phase" enum to clash
-    # with the Campaign's.
-    phase = serializers.CharField(default=Phase.MAIN, help_text="training or main")
+    phase = serializers.ChoiceField(choices=[Phase.TRAINING, Phase.MAIN], default=Phase.MAIN, help_text="training: admins only")
 
 
 class AutoSerializer(serializers.Serializer):
@@ -77,13 +75,23 @@ def _valid(serializer_class, request) -> dict:
 class AssignmentsView(APIView):
     permission_classes = [IsOrganiser]
 
-    @extend_schema(responses=AssignmentSerializer(many=True), summary="The campaign's assignments, current and former")
+    @extend_schema(
+        responses=AssignmentSerializer(many=True), summary="The campaign's assignments, current and former",
+        parameters=[OpenApiParameter("active", bool, description="true: current assignments only")],
+    )
     def get(self, request, slug: str):
         campaign = access.get_campaign_for_organiser(request.user, slug)
         rows = assignments.list_assignments(campaign=campaign, active_only=request.query_params.get("active") == "true")
         return Response(AssignmentSerializer(rows, many=True).data)
 
-    @extend_schema(request=AssignSerializer, responses={201: AssignedSerializer(many=True)}, summary="Give topics to assessors")
+    @extend_schema(
+        request=AssignSerializer, responses={201: AssignedSerializer(many=True)}, summary="Give topics to assessors",
+        description="Training topics (`phase: training`) are given by admins only; an organiser gets 403.",
+        examples=[
+            OpenApiExample("Main-phase topics", value={"assessors": ["alice", "bob"], "topics": ["1", "2"]}, request_only=True),
+            OpenApiExample("Unknown topic", value={"detail": "campaign touche20 has no topic 99"}, response_only=True, status_codes=["400"]),
+        ],
+    )
     def post(self, request, slug: str):
         campaign = access.get_campaign_for_organiser(request.user, slug)
         params = _valid(AssignSerializer, request)
@@ -164,7 +172,9 @@ class OverlapView(APIView):
 class WithdrawView(APIView):
     permission_classes = [IsOrganiser]
 
-    @extend_schema(request=None, responses=AssignmentSerializer, summary="Take an assignment back; its judgments stay")
+    @extend_schema(request=None, responses=AssignmentSerializer, summary="Take an assignment back; its judgments stay",
+                   examples=[OpenApiExample("Unknown assignment", value={"detail": "campaign touche20 has no assignment 7"},
+                                            response_only=True, status_codes=["404"])])
     def post(self, request, slug: str, assignment_id: int):
         campaign = access.get_campaign_for_organiser(request.user, slug)
         try:

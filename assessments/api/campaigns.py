@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from django.core.exceptions import PermissionDenied
 from django.urls import path
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import generics, mixins, serializers, status, viewsets
 from rest_framework.fields import empty
 from rest_framework.response import Response
@@ -28,7 +28,7 @@ from assessments.selectors.campaigns import campaigns_for_organiser, members_of,
 from assessments.services import campaigns
 
 from .permissions import IsOrganiser
-from .serializers import CampaignSerializer
+from .serializers import CampaignSerializer, ErrorSerializer
 
 
 class NewCampaignSerializer(serializers.Serializer):
@@ -61,7 +61,7 @@ class SettingsSerializer(serializers.ModelSerializer):
 
 class MemberSerializer(serializers.ModelSerializer):
     username = serializers.CharField(source="user.username")
-    added_by = serializers.CharField(source="added_by.username", default=None, read_only=True)
+    added_by = serializers.CharField(source="added_by.username", default=None, read_only=True, allow_null=True)
 
     class Meta:
         model = Membership
@@ -70,7 +70,7 @@ class MemberSerializer(serializers.ModelSerializer):
 
 
 class AuditEventSerializer(serializers.ModelSerializer):
-    actor = serializers.CharField(source="actor.username", default=None, help_text="null: a management command")
+    actor = serializers.CharField(source="actor.username", default=None, allow_null=True, help_text="null: a management command")
 
     class Meta:
         model = AuditEvent
@@ -89,6 +89,12 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         return campaigns_for_organiser(self.request.user)
+
+    def get_object(self):
+        # access's lookup, so an unknown campaign is told in the same words here as at every other endpoint.
+        campaign = access.get_campaign_for_organiser(self.request.user, self.kwargs["slug"])
+        self.check_object_permissions(self.request, campaign)
+        return campaign
 
     @extend_schema(request=NewCampaignSerializer, responses={201: CampaignSerializer}, summary="Create a campaign you run")
     def create(self, request, *args, **kwargs):
@@ -152,7 +158,10 @@ class MembersView(APIView):
 class MemberView(APIView):
     permission_classes = [IsOrganiser]
 
-    @extend_schema(request=None, responses={204: None}, summary="Take the campaign away from someone")
+    @extend_schema(
+        request=None, responses={204: None, 400: ErrorSerializer}, summary="Take the campaign away from someone",
+        examples=[OpenApiExample("Unknown user", value={"detail": "no user 'nobody'"}, response_only=True, status_codes=["400"])],
+    )
     def delete(self, request, slug: str, username: str):
         campaign = access.get_campaign_for_organiser(request.user, slug)
         user = User.objects.filter(username=username).first()

@@ -20,7 +20,7 @@ job queue is down an upload is answered 503 with Retry-After, and nothing of it 
 from collections.abc import Callable
 
 from django.urls import path
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.parsers import MultiPartParser
@@ -37,7 +37,7 @@ from assessments.services.imports.documents import DOCUMENT_FORMATS
 from assessments.services.imports.uploads import start_import
 
 from .permissions import IsOrganiser
-from .serializers import JobSerializer
+from .serializers import ErrorSerializer, JobSerializer, UploadField
 
 
 class TopicSerializer(serializers.ModelSerializer):
@@ -48,7 +48,9 @@ class TopicSerializer(serializers.ModelSerializer):
 
 
 class RunSerializer(serializers.ModelSerializer):
-    uploaded_by: "serializers.SlugRelatedField[User]" = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    uploaded_by: "serializers.SlugRelatedField[User]" = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = Run
@@ -65,7 +67,7 @@ class DocumentCountsSerializer(serializers.Serializer):
 
 
 class TopicUploadSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="Touché topics XML or number<TAB>title lines, plain or gzip")
+    file = UploadField(help_text="Touché topics XML or number<TAB>title lines, plain or gzip")
     allow_changes = serializers.BooleanField(
         default=False, help_text="apply whatever changes the file makes to topics that have judgments; without it such a "
         "job fails listing them, and POST jobs/<id>/confirm/ applies exactly those"
@@ -73,19 +75,19 @@ class TopicUploadSerializer(serializers.Serializer):
 
 
 class DocumentUploadSerializer(serializers.Serializer):
-    file = serializers.ListField(child=serializers.FileField(), min_length=1, help_text="one or more collection files (.gz too)")
+    file = serializers.ListField(child=UploadField(), min_length=1, help_text="one or more collection files (.gz too)")
     format = serializers.ChoiceField(choices=DOCUMENT_FORMATS, default="auto")
     only_pooled = serializers.BooleanField(default=False, help_text="keep only documents some pool needs")
 
 
 class RunUploadSerializer(serializers.Serializer):
-    file = serializers.ListField(child=serializers.FileField(), min_length=1, help_text="one or more TREC run files")
+    file = serializers.ListField(child=UploadField(), min_length=1, help_text="one or more TREC run files")
     team = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
 
 
 class ItemUploadSerializer(serializers.Serializer):
-    comments = serializers.FileField(help_text="the comments file: TAB-separated with a header (id id_prop … comment … lan … label)")
-    proposals = serializers.FileField(required=False, help_text="the proposals file: id title proposal proposal_en title_en … lan")
+    comments = UploadField(help_text="the comments file: TAB-separated with a header (id id_prop … comment … lan … label)")
+    proposals = UploadField(required=False, help_text="the proposals file: id title proposal proposal_en title_en … lan")
     assessor = serializers.CharField(
         required=False, allow_blank=True, max_length=150, default="",
         help_text="the import source the file's labels are kept under (never a person's account); needed when it has labels",
@@ -93,7 +95,7 @@ class ItemUploadSerializer(serializers.Serializer):
 
 
 class ImageUploadSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="the collection as one zip, in the lab's layout (images/I<2 hex>/I<16 hex>/…)")
+    file = UploadField(help_text="the collection as one zip, in the lab's layout (images/I<2 hex>/I<16 hex>/…)")
     only_pooled = serializers.BooleanField(default=False, help_text="keep only images some pool needs")
 
 
@@ -233,7 +235,9 @@ class _JobChangeView(generics.GenericAPIView):
 
 
 @extend_schema_view(post=extend_schema(
-    request=None, responses={200: JobSerializer},
+    request=None, responses={200: JobSerializer, 409: ErrorSerializer},
+    examples=[OpenApiExample("Already ended", value={"detail": "job 12 has already ended (succeeded)"}, response_only=True,
+                             status_codes=["409"])],
     summary="Cancel a queued job, or stop a running one at its next step (nothing of it is stored); 409 once it ended",
 ))
 class JobCancelView(_JobChangeView):
@@ -241,7 +245,9 @@ class JobCancelView(_JobChangeView):
 
 
 @extend_schema_view(post=extend_schema(
-    request=None, responses={202: JobSerializer},
+    request=None, responses={202: JobSerializer, 409: ErrorSerializer},
+    examples=[OpenApiExample("Not failed", value={"detail": "job 12 has not failed (succeeded); only a failed job is retried"},
+                             response_only=True, status_codes=["409"])],
     summary="Queue a failed job again with the files it was given; 409 when it has not failed or its files are gone",
 ))
 class JobRetryView(_JobChangeView):
@@ -254,7 +260,9 @@ class ConfirmSerializer(serializers.Serializer):
 
 
 @extend_schema_view(post=extend_schema(
-    request=ConfirmSerializer, responses={202: JobSerializer},
+    request=ConfirmSerializer, responses={202: JobSerializer, 409: ErrorSerializer},
+    examples=[OpenApiExample("Other changes now", response_only=True, status_codes=["409"],
+                             value={"detail": "job 12 lists other changes than those confirmed; read them and confirm again"})],
     summary="Run a job refused until someone decides (result.confirm) again on its own files, applying exactly what it "
     "listed; 409 when it asked for no confirmation, its files are gone or it lists other changes than the digest's",
 ))

@@ -10,7 +10,13 @@
 from django.http import StreamingHttpResponse
 from django.urls import path, reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
@@ -26,22 +32,32 @@ from assessments.services.imports import qrels as qrels_imports
 from assessments.views.results import streaming_qrels_response
 
 from .permissions import IsOrganiser
+from .schema import RULE_REFUSED
+from .serializers import MEASURES_SCHEMA, ErrorSerializer, KindField, MeasuresField, RuleField, UploadField
+
+
+@extend_schema_field({"anyOf": [
+    MEASURES_SCHEMA,
+    {"type": "string", "enum": list(MEASURES), "description": "a classification campaign's measure"},
+]})
+class ResultsMeasureField(MeasuresField):
+    """A text campaign's measures, or a classification campaign's one measure (the same parameter, see the view)."""
 
 
 class ResultsQuerySerializer(serializers.Serializer):
-    measure = serializers.CharField(default="nDCG@5", help_text="a measure, or several: nDCG@5,P@10,AP (rows for each)")
+    measure = ResultsMeasureField(default="nDCG@5")
     kind = serializers.ListField(
-        child=serializers.CharField(), default=list,
+        child=KindField(), default=list,
         help_text="dimensions of the campaign's label scheme: graded ones are scored by the measure (none: the primary "
                   "one); a category one is compared with the runs' stance column",
     )
     order = serializers.ChoiceField(choices=evaluation.ORDERS, default="score")
     trec_eval = serializers.ChoiceField(choices=[10, 9], default=10)
     phase = serializers.ChoiceField(choices=list(exports.PHASES), default="main")
-    rule = serializers.CharField(default="majority")
+    rule = RuleField(default="majority")
     ci = serializers.FloatField(required=False, min_value=0, max_value=1, help_text="bootstrap interval level, e.g. 0.95")
     test = serializers.ChoiceField(choices=evaluation.TESTS, required=False, help_text="mark the runs tied with the best")
-    seed = serializers.IntegerField(default=evaluation.significance.DEFAULT_SEED)
+    seed = serializers.IntegerField(default=evaluation.significance.DEFAULT_SEED, min_value=0)
 
 
 class ClassificationQuerySerializer(serializers.Serializer):
@@ -51,20 +67,20 @@ class ClassificationQuerySerializer(serializers.Serializer):
     by = serializers.ChoiceField(choices=list(classification.BY), required=False, help_text="figures per language too")
     convention = serializers.ChoiceField(choices=list(CONVENTIONS), default="touche")
     phase = serializers.ChoiceField(choices=list(exports.PHASES), default="main")
-    rule = serializers.CharField(default=classification.DEFAULT_RULE)
+    rule = RuleField(default=classification.DEFAULT_RULE)
     ci = serializers.FloatField(required=False, min_value=0, max_value=1, help_text="bootstrap interval level over comments")
     test = serializers.ChoiceField(choices=list(classification.TESTS), required=False, help_text="mark the submissions tied with the best")
-    seed = serializers.IntegerField(default=evaluation.significance.DEFAULT_SEED)
+    seed = serializers.IntegerField(default=evaluation.significance.DEFAULT_SEED, min_value=0)
 
 
 class ImageQuerySerializer(serializers.Serializer):
     """The query of an image campaign's results (Touché Task 3): every measure is answered."""
 
     phase = serializers.ChoiceField(choices=list(exports.PHASES), default="main")
-    rule = serializers.CharField(default="majority")
+    rule = RuleField(default="majority")
     ci = serializers.FloatField(required=False, min_value=0, max_value=1, help_text="bootstrap interval level over each run's topics")
     test = serializers.ChoiceField(choices=evaluation.TESTS, required=False, help_text="mark the runs tied with the best, per measure")
-    seed = serializers.IntegerField(default=evaluation.significance.DEFAULT_SEED)
+    seed = serializers.IntegerField(default=evaluation.significance.DEFAULT_SEED, min_value=0)
 
 
 class RunResultSerializer(serializers.Serializer):
@@ -91,9 +107,9 @@ class RunResultSerializer(serializers.Serializer):
 
 
 class ExportSerializer(serializers.Serializer):
-    kind = serializers.CharField(required=False, help_text="a dimension of the campaign's label scheme (default: its primary one)")
+    kind = KindField(required=False, help_text="a dimension of the campaign's label scheme (default: its primary one)")
     phase = serializers.ChoiceField(choices=list(exports.PHASES), default="main")
-    rule = serializers.CharField(default="majority")
+    rule = RuleField(default="majority")
 
 
 class SnapshotSerializer(serializers.Serializer):
@@ -103,7 +119,7 @@ class SnapshotSerializer(serializers.Serializer):
     rule = serializers.CharField()
     line_count = serializers.IntegerField()
     sha256 = serializers.CharField()
-    created_by = serializers.CharField(source="created_by.username", default=None)
+    created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
     created_at = serializers.DateTimeField()
     file = serializers.SerializerMethodField()
 
@@ -113,8 +129,8 @@ class SnapshotSerializer(serializers.Serializer):
 
 
 class ImportSerializer(serializers.Serializer):
-    file = serializers.FileField()
-    kind = serializers.CharField(required=False, help_text="a dimension of the campaign's label scheme (default: its primary one)")
+    file = UploadField()
+    kind = KindField(required=False, help_text="a dimension of the campaign's label scheme (default: its primary one)")
     assessor = serializers.CharField(
         max_length=150, help_text="the import source the labels are kept under, e.g. touche2020: made if missing (a non-login "
         "account that is no person); the name of a person's account is refused",
@@ -130,7 +146,7 @@ class ResultsView(APIView):
     permission_classes = [IsOrganiser]
 
     @extend_schema(
-        parameters=[ResultsQuerySerializer], responses=RunResultSerializer(many=True),
+        parameters=[ResultsQuerySerializer], responses=RunResultSerializer(many=True), examples=[RULE_REFUSED],
         summary="Every run scored by a trec_eval measure against the current judgments",
         description=(
             "A classification campaign (Touché 2023 Task 4) answers with every submission scored as the organisers' "
@@ -200,7 +216,7 @@ class QrelsView(APIView):
         return Response(SnapshotSerializer(snapshots, many=True, context={"request": request}).data)
 
     @extend_schema(
-        request=ExportSerializer, responses={(200, "text/plain"): OpenApiTypes.STR},
+        request=ExportSerializer, responses={(200, "text/plain"): OpenApiTypes.STR}, examples=[RULE_REFUSED],
         summary="Export the current judgments as qrels (streamed) and keep them as a new snapshot",
     )
     def post(self, request, slug: str):
@@ -219,8 +235,11 @@ class SnapshotFileView(APIView):
     permission_classes = [IsOrganiser]
 
     @extend_schema(
-        responses={(200, "text/plain"): OpenApiTypes.STR, 409: inline_serializer("SnapshotChanged", {"detail": serializers.CharField()})},
+        responses={(200, "text/plain"): OpenApiTypes.STR, 409: ErrorSerializer},
         summary="A qrels snapshot's file, as exported (409 when its bytes no longer match the checksum)",
+        examples=[OpenApiExample("Changed since export", response_only=True, status_codes=["409"], value={
+            "detail": "qrels snapshot #2 no longer matches its checksum (sha256 3f2a9c1b7d4e… at export): its stored bytes "
+                      "were changed after export, so they are not used; export the qrels again"})],
     )
     def get(self, request, slug: str, number: int):
         campaign = access.get_campaign_for_organiser(request.user, slug)

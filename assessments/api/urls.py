@@ -2,9 +2,10 @@
 
 from rest_framework.routers import DefaultRouter
 
-from . import assignments, campaigns, imports, pools, results
+from . import analysis, assignments, campaigns, imports, pools, results
 
 router = DefaultRouter()
-extra = [*campaigns.register(router), *results.register(router), *assignments.register(router), *pools.register(router), *imports.register(router)]
+extra = [*campaigns.register(router), *results.register(router), *assignments.register(router), *pools.register(router), *imports.register(router),
+         *analysis.register(router)]
 
 urlpatterns = [*extra, *router.urls]

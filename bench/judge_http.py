@@ -4,6 +4,7 @@
     .venv/bin/python bench/judge_http.py 100 --build     # build the database again first
     .venv/bin/python bench/judge_http.py 50 --duration 30
     .venv/bin/python bench/judge_http.py 200 --full-pages  # every document a whole page, as if reloaded
+    .venv/bin/python bench/judge_http.py 50 --images       # half of them judge images, beside the text ones
 
 The database is bench/judge_page.py's (`touchstone_bench_judge`: 1 M documents, 4 M run lines, 50 topics with
 pools of 2,400, 100 k judgments), with assessors added up to N: beyond its 50, each new one gets a whole topic
@@ -31,6 +32,14 @@ closed when the next request was due (a browser then opens a new one, silently b
 or failing as it was sent (a browser retries; so does this client, once, since saves are idempotent).
 Exits 1 when a goal is missed: server p95 < 30 ms for both, client p95 < 50 ms, no errors, no dropped
 connections, app CPU ≤ 5 ms a request. Loopback only; at most 400 assessors and 600 s.
+
+`--images`: the judge page of an image answers as fast as a text document's. Half of the N assessors (`imager01`…)
+judge images of an image campaign the builder adds to the same database (judge_page.build_images: 56,000 images
+as an import stores them, 50 topics with pools of 1,000, half judged), the others text documents as above, on the
+same server in the same window. An image assessor does what the page does: opens the document, then its image file
+(the page's <img>, served through the app with its access check), saves the image scheme's labels (on topic, pro,
+con). Printed beside the text rows: the image page, file and save, and image over text at p95; the goals above hold
+for each, and the image page and save must answer within 1.2 × the text one's server p95 (+ 1 ms for noise).
 """
 
 import argparse
@@ -60,7 +69,15 @@ REDIS = os.environ.get("BENCH_REDIS", "redis://127.0.0.1:6379/3")
 ACCESS_LOG = Path(os.environ.get("TMPDIR", "/tmp")) / "touchstone_bench_http.access.log"
 PAGE_DATA = re.compile(r'<script id="judge-data" type="application/json">(.*?)</script>', re.DOTALL)
 FORM_CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+IMAGE_SRC = re.compile(r'id="judge-image" src="([^"]+)"')
+ASSIGNMENT_URL = re.compile(r"/(?:api/)?work/(\d+)/")
 GOALS = {"server p95 ms": 30, "client p95 ms": 50, "app CPU ms per request": 5}
+AS_FAST = (1.2, 1.0)  # image p95 at most 1.2 × text p95 + 1 ms
+# Who judges what: the user names' prefix and the campaign (judge_page's text one, and build_images').
+CASTS = {"text": ("assessor", "bench22"), "image": ("imager", judge_page.IMAGE_CAMPAIGN)}
+# Each kind of request measured, as a row of the report calls it.
+KINDS = {"page": "judge page", "save": "save label", "image page": "image page", "image file": "image file",
+         "image save": "image save"}
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -74,6 +91,8 @@ def main() -> int:
     parser.add_argument("--threads", type=int, help="override the compose file's gunicorn --threads")
     parser.add_argument("--full-pages", action="store_true", help="open every document as a whole page (a reload), "
                         "not as the page's script does")
+    parser.add_argument("--images", action="store_true", help="half of the assessors judge images (an image campaign "
+                        "is added to the database if missing)")
     args = parser.parse_args()
     if not 1 <= args.assessors <= 400 or not 0 < args.duration <= 600:
         parser.error("1–400 assessors, at most 600 s")
@@ -89,7 +108,12 @@ def main() -> int:
     import django
 
     django.setup()
-    add_assessors(args.assessors)
+    from assessments.models import Campaign
+
+    if args.images and (args.build or not Campaign.objects.filter(slug=judge_page.IMAGE_CAMPAIGN).exists()):
+        judge_page.build_images()
+    imagers = args.assessors // 2 if args.images else 0
+    cast = add_assessors(args.assessors - imagers, "text") + add_assessors(imagers, "image")
 
     port = free_port()
     server = start(gunicorn_command(compose, port, args), "gunicorn")
@@ -97,7 +121,7 @@ def main() -> int:
     worker = start([str(Path(sys.executable).parent / "celery"), *worker_command[1:], "--loglevel=WARNING"], "celery")
     try:
         wait_for_port(port)
-        results = run_load(port, server.pid, worker.pid, args)
+        results = run_load(port, server.pid, worker.pid, cast, args)
     finally:
         for process in (server, worker):
             os.killpg(process.pid, signal.SIGTERM)
@@ -117,22 +141,26 @@ def database_exists() -> bool:
         return cursor.fetchone() is not None
 
 
-def add_assessors(count: int) -> None:
-    """Assessors up to `count`, each past judge_page's 50 on a whole topic another already has."""
+def add_assessors(count: int, kind: str) -> list[tuple[str, str, int]]:
+    """Assessors of a kind (CASTS) up to `count`, each past the builder's 50 on a whole topic another already has;
+    return (name, kind, assignment id) of the first `count`."""
     from django.contrib.auth.hashers import make_password
 
     from accounts.models import User
     from assessments.models import Assignment, Topic
 
-    existing = User.objects.filter(role="assessor").count()
-    if existing >= count:
-        return
-    password = User.objects.filter(username="assessor01").values_list("password", flat=True).get()
-    topics = list(Topic.objects.order_by("pk"))
-    for i in range(existing + 1, count + 1):
-        user = User.objects.create(username=f"assessor{i:02d}", role="assessor", password=password or make_password("bench-password"))
-        Assignment.objects.create(topic=topics[(i - 1) % len(topics)], assessor=user, phase="main", scope="full")
-    print(f"added assessors {existing + 1}–{count}", flush=True)
+    prefix, campaign = CASTS[kind]
+    existing = User.objects.filter(role="assessor", username__startswith=prefix).count()
+    if existing < count:
+        password = User.objects.filter(username="assessor01").values_list("password", flat=True).get()
+        topics = list(Topic.objects.filter(campaign__slug=campaign).order_by("pk"))
+        for i in range(existing + 1, count + 1):
+            user = User.objects.create(username=f"{prefix}{i:02d}", role="assessor", password=password or make_password("bench-password"))
+            Assignment.objects.create(topic=topics[(i - 1) % len(topics)], assessor=user, phase="main", scope="full")
+        print(f"added {prefix} {existing + 1}–{count}", flush=True)
+    names = [f"{prefix}{i:02d}" for i in range(1, count + 1)]
+    ids = dict(Assignment.objects.filter(assessor__username__in=names).values_list("assessor__username", "pk"))
+    return [(name, kind, ids[name]) for name in names]
 
 
 def gunicorn_command(compose: dict, port: int, args) -> list[str]:
@@ -293,8 +321,35 @@ def log_in(browser: Browser, username: str) -> str:
     return headers["Location"]
 
 
-def run_load(port: int, server_pid: int, worker_pid: int, args) -> dict:
-    results = {"page": [], "save": [], "errors": [], "reconnects": 0, "lost": 0, "seconds": args.duration}
+def chosen_labels(rng: random.Random, kind: str, seen: dict | None) -> dict:
+    """What an assessor of `kind` sends: a random label of its campaign's scheme, clearing the details a label of the
+    first dimension no longer asks (a text's relevance 0, an image off topic)."""
+    values: dict[str, int | str | None]
+    if kind == "image":  # Touché 2023 Task 3: on topic, then supports pro, supports con
+        first, values = "ONTOPIC", {"ONTOPIC": rng.choice((0, 1, 1))}
+        if values["ONTOPIC"]:
+            values |= {"PRO": rng.choice((0, 1)), "CON": rng.choice((0, 1))}
+    else:  # the text campaign is Touché 2022 Task 2
+        first, values = "relevance", {"relevance": rng.choice((0, 1, 2))}
+        if values["relevance"]:
+            values |= {"quality": rng.choice((0, 1, 2)), "stance": rng.choice(("FIRST", "SECOND", "NEUTRAL", "NO"))}
+    if not values[first] and seen:
+        values |= {name: None for name in seen["labels"] if name != first}
+    return values
+
+
+def image_url(page: bytes) -> str:
+    """The address of the image a judge page shows, as its <img> asks for it."""
+    found = IMAGE_SRC.search(page.decode())
+    assert found is not None, "a judge page without its image"
+    return found[1]
+
+
+def run_load(port: int, server_pid: int, worker_pid: int, cast: list[tuple[str, str, int]], args) -> dict:
+    """Client times per kind of request (KINDS: "page", "save", "image page", "image file", "image save"), errors and
+    dropped connections of `cast`'s assessors, and the window's access-log offsets and CPU counters."""
+    results: dict = {**{kind: [] for kind in KINDS}, "errors": [], "reconnects": 0, "lost": 0, "seconds": args.duration,
+                     "image assignments": {assignment for _, kind, assignment in cast if kind == "image"}}
     lock = threading.Lock()
     window: dict = {}
     logins = threading.Semaphore(8)  # password checks are slow by design: a few at a time
@@ -318,15 +373,20 @@ def run_load(port: int, server_pid: int, worker_pid: int, args) -> dict:
             results["errors"].append(what)
 
     def assessor(index: int) -> None:
+        name, kind, _ = cast[index]
         rng = random.Random(index)
         browser = Browser(port)
+        prefix = "image " if kind == "image" else ""
         try:
             with logins:
-                url = log_in(browser, f"assessor{index + 1:02d}")
+                url = log_in(browser, name)
             status, _, page, _ = browser.request("GET", url)
             assert status == 200, f"{url}: {status}"
+            if kind == "image":  # as the page's <img> does
+                status, _, _, _ = browser.request("GET", image_url(page))
+                assert status == 200, f"image of {url}: {status}"
         except Exception as exc:  # a bench reports what failed and goes on with the others
-            fail(f"warm-up of assessor{index + 1:02d}: {exc!r}")
+            fail(f"warm-up of {name}: {exc!r}")
             warmed_up.abort()
             return
         browser.reconnects = browser.lost = 0
@@ -343,20 +403,15 @@ def run_load(port: int, server_pid: int, worker_pid: int, args) -> dict:
             data = json.loads(PAGE_DATA.search(page.decode()).group(1))
             time.sleep(rng.uniform(*think))
             seen = data["judgment"]
-            relevance = rng.choice((0, 1, 2))
-            values = {"relevance": relevance}  # the bench's campaign is Touché 2022 Task 2
-            if relevance:
-                values |= {"quality": rng.choice((0, 1, 2)), "stance": rng.choice(("FIRST", "SECOND", "NEUTRAL", "NO"))}
-            elif seen:
-                values |= {name: None for name in seen["labels"] if name != "relevance"}  # relevance 0 clears the details
-            labels = {"labels": values, "time_spent_ms": rng.randint(5000, 60000), "base_revision": seen["revision"] if seen else 0}
-            if not step("save", browser, "PATCH", data["saveUrl"], json.dumps(labels),
+            labels = {"labels": chosen_labels(rng, kind, seen), "time_spent_ms": rng.randint(5000, 60000),
+                      "base_revision": seen["revision"] if seen else 0}
+            if not step(prefix + "save", browser, "PATCH", data["saveUrl"], json.dumps(labels),
                         {"Content-Type": "application/json", "X-CSRFToken": csrf}):
                 break
             time.sleep(rng.uniform(*think))
             position = position % data["total"] + 1
-            page = step("page", browser, "GET", f"/work/{assignment}/{position}/", headers=navigate)
-            if page is None:
+            page = step(prefix + "page", browser, "GET", f"/work/{assignment}/{position}/", headers=navigate)
+            if page is None or (kind == "image" and not step("image file", browser, "GET", image_url(page))):
                 break
         with lock:
             results["reconnects"] += browser.reconnects
@@ -377,7 +432,7 @@ def run_load(port: int, server_pid: int, worker_pid: int, args) -> dict:
                 results[kind].append(elapsed)
         return content
 
-    threads = [threading.Thread(target=assessor, args=(i,), daemon=True) for i in range(args.assessors)]
+    threads = [threading.Thread(target=assessor, args=(i,), daemon=True) for i in range(len(cast))]
     started = time.monotonic()
     print(f"{args.assessors} assessors logging in ...", flush=True)
     for thread in threads:
@@ -392,15 +447,18 @@ def run_load(port: int, server_pid: int, worker_pid: int, args) -> dict:
 # ------------------------------------------------------------------------------------------ report
 
 
-def server_times(offset: int, end: int) -> dict:
-    """Seconds per request as gunicorn measured them, for the requests it finished within the window."""
-    times = {"page": [], "save": [], "other": 0}
+def server_times(offset: int, end: int, image_assignments: set[int]) -> dict:
+    """Seconds per request as gunicorn measured them, for the requests it finished within the window, by kind."""
+    times: dict = {**{kind: [] for kind in KINDS}, "other": 0}
     with ACCESS_LOG.open() as log:
         log.seek(offset)
         for line in log.read(end - offset).splitlines():
-            method, _url, status, micros = line.split()
+            method, url, status, micros = line.split()
             if status == "200" and method in ("GET", "PATCH"):
-                times["page" if method == "GET" else "save"].append(int(micros) / 1e6)
+                found = ASSIGNMENT_URL.match(url)
+                prefix = "image " if found and int(found[1]) in image_assignments else ""
+                kind = "save" if method == "PATCH" else "file" if url.endswith("/image/") else "page"
+                times[prefix + kind].append(int(micros) / 1e6)
             else:
                 times["other"] += 1
     return times
@@ -415,9 +473,10 @@ def report(results: dict, args) -> int:
     if results["cpu_before"] is None:
         print("the warm-up failed:", *results["errors"][:10], sep="\n  ")
         return 1
-    server = server_times(results["log_offset"], results["log_end"])
+    server = server_times(results["log_offset"], results["log_end"], results["image assignments"])
+    kinds = [kind for kind in KINDS if args.images or not kind.startswith("image")]
     before, after = results["cpu_before"], results["cpu_after"]
-    served = len(server["page"]) + len(server["save"]) + server["other"]
+    served = sum(len(server[kind]) for kind in KINDS) + server["other"]
     app_ms = (after["app"] - before["app"]) / max(served, 1) * 1000
     busy = (after["machine"][0] - before["machine"][0]) / max(after["machine"][1] - before["machine"][1], 1)
     wall = after["at"] - before["at"]
@@ -425,15 +484,20 @@ def report(results: dict, args) -> int:
     print(f"\nJudge page and save over HTTP, the production shape ({judge_page.DOCUMENTS:,} documents, "
           f"{judge_page.RUNS * judge_page.TOPICS * judge_page.RUN_DEPTH:,} run lines, {judge_page.TOPICS * judge_page.JUDGED_PER_TOPIC:,} "
           f"judgments before the run)")
+    if args.images:
+        print(f"and an image campaign ({judge_page.IMAGES:,} images, {judge_page.TOPICS} topics × {judge_page.IMAGE_POOL_PER_TOPIC:,} "
+              f"pooled, {judge_page.TOPICS * judge_page.IMAGE_JUDGED_PER_TOPIC:,} judgments before the run); "
+              f"{len(results['image assignments'])} of the assessors judge images")
     print(f"{args.assessors} assessors, think time {args.think[0]:g}-{args.think[1]:g} s, {args.duration:g} s measured "
           f"(logins took {results['login_seconds']:.0f} s), {os.cpu_count()} CPUs")
     print("each next document opened", "as a whole page (--full-pages)" if args.full_pages else
           "as the page's script opens it: its part of the page, with htmx's header")
     print(f"{'':<22}{'count':>7}{'per s':>7}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'max ms':>9}")
-    for label, values in (("judge page, server", server["page"]), ("judge page, client", results["page"]),
-                          ("save label, server", server["save"]), ("save label, client", results["save"])):
-        print(f"{label:<22}{len(values):>7}{len(values) / args.duration:>7.1f}{percentile(values, 50) * 1000:>9.1f}"
-              f"{percentile(values, 95) * 1000:>9.1f}{percentile(values, 99) * 1000:>9.1f}{max(values, default=float('nan')) * 1000:>9.1f}")
+    for kind in kinds:
+        for side, values in (("server", server[kind]), ("client", results[kind])):
+            label = f"{KINDS[kind]}, {side}"
+            print(f"{label:<22}{len(values):>7}{len(values) / args.duration:>7.1f}{percentile(values, 50) * 1000:>9.1f}"
+                  f"{percentile(values, 95) * 1000:>9.1f}{percentile(values, 99) * 1000:>9.1f}{max(values, default=float('nan')) * 1000:>9.1f}")
     dropped = results["reconnects"] + results["lost"]
     print(f"errors: {len(results['errors'])}; dropped connections: {dropped} ({results['reconnects']} found closed when the "
           f"next request was due, {results['lost']} lost as a request was sent and retried); other responses: {server['other']}")
@@ -445,13 +509,20 @@ def report(results: dict, args) -> int:
           f"Celery worker {after['celery'] - before['celery']:.1f} s, this client {after['client'] - before['client']:.1f} s, "
           f"machine {busy:.0%} busy over {wall:.0f} s")
 
-    p95 = {k: percentile(v, 95) * 1000 for k, v in (("server page", server["page"]), ("server save", server["save"]),
-                                                    ("client page", results["page"]), ("client save", results["save"]))}
-    missed = [f"{k} p95 {v:.1f} ms" for k, v in p95.items() if not v < GOALS[f"{k.split()[0]} p95 ms"]]
+    p95 = {(side, kind): percentile(times[kind], 95) * 1000 for kind in kinds for side, times in (("server", server), ("client", results))}
+    missed = [f"{side} {kind} p95 {v:.1f} ms" for (side, kind), v in p95.items() if not v < GOALS[f"{side} p95 ms"]]
     missed += [f"{len(results['errors'])} errors"] if results["errors"] else []
     missed += [f"{dropped} dropped connections"] if dropped else []
     missed += [f"app CPU {app_ms:.2f} ms a request"] if app_ms > GOALS["app CPU ms per request"] else []
-    print("goals (server p95 < 30 ms, client p95 < 50 ms, no errors or dropped connections, app CPU ≤ 5 ms):",
+    if args.images:
+        ratios = {kind: p95["server", f"image {kind}"] / p95["server", kind] for kind in ("page", "save")}
+        print("image over text, server p95: " + ", ".join(f"{KINDS[k]} {p95['server', f'image {k}']:.1f} / {p95['server', k]:.1f} ms "
+                                                         f"= {r:.2f}×" for k, r in ratios.items()))
+        factor, slack = AS_FAST
+        missed += [f"image {kind} {ratios[kind]:.2f}× the text one's" for kind in ratios
+                   if not p95["server", f"image {kind}"] <= factor * p95["server", kind] + slack]
+    print("goals (server p95 < 30 ms, client p95 < 50 ms, no errors or dropped connections, app CPU ≤ 5 ms"
+          + (f"; image page and save within {AS_FAST[0]:g}× the text ones' server p95 + {AS_FAST[1]:g} ms" if args.images else "") + "):",
           "met" if not missed else "MISSED: " + ", ".join(missed))
     return 1 if missed else 0
 

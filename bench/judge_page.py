@@ -3,7 +3,7 @@
     .venv/bin/python bench/judge_page.py                 # build the database, then measure
     .venv/bin/python bench/judge_page.py --reuse         # measure again on the database built before
 
-Builds `touchstone_bench_judge` from scratch (dropped and migrated first) with PostgreSQL COPY:
+Builds `touchstone_bench_judge` (or BENCH_JUDGE_DB) from scratch (dropped and migrated first) with PostgreSQL COPY:
 1 M documents, 4 M run lines (80 runs × 50 topics × 1000), 50 topics with pools of 2,400
 documents (one in 20 a duplicate, and the campaign propagates labels to duplicates), 50
 assessors (one main-phase topic each) and 100 k judgments with their history.
@@ -41,9 +41,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DB_NAME = "touchstone_bench_judge"
+DB_NAME = os.environ.get("BENCH_JUDGE_DB", "touchstone_bench_judge")  # another name keeps a second copy apart
 PG = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
 DATABASE_URL = f"{PG}/{DB_NAME}"
+IMAGE_MEDIA = Path(os.environ.get("TMPDIR", "/tmp")) / f"{DB_NAME}.media"  # build_images' files
 
 DOCUMENTS = 1_000_000
 TOPICS = 50
@@ -65,6 +66,7 @@ SERVER_ENV = {
     "STATIC_COMPRESS": "0",
     "LOG_LEVEL": "WARNING",
     "DB_CONN_MAX_AGE": "600",
+    "TOUCHSTONE_VAR_DIR": str(IMAGE_MEDIA),  # its uploads/ is MEDIA_ROOT: the image files judge_http.py --images serves
 }
 
 
@@ -303,6 +305,105 @@ def long_body(rng: random.Random, *, html: bool) -> str:
     separator = "\n" if html else "\n\n"
     body = separator.join(parts)
     return f'<div id="main"><div class="content">{body}</div></div>' if html else body
+
+
+# ------------------------------------------------------------------------------------------ images
+
+# An image campaign beside the text one, for bench/judge_http.py --images: the collection at Touché 2023 Task 3's
+# size, its documents as import_images writes them, their files small and shared (what a request costs is serving
+# some file from storage), in a media folder of the bench's own (the server's TOUCHSTONE_VAR_DIR).
+IMAGE_CAMPAIGN = "bench23img"
+IMAGES = 56_000
+IMAGE_POOL_PER_TOPIC = 1_000
+IMAGE_JUDGED_PER_TOPIC = 500
+
+
+def build_images() -> None:
+    """Add the image campaign (call after django.setup): IMAGES images, each with one web page (two for one in five)
+    of 3,000 characters of text and a few searches, 50 topics with pools of IMAGE_POOL_PER_TOPIC (one in 20 a
+    duplicate), and assessors imager01–imager50 on a topic each, with its first IMAGE_JUDGED_PER_TOPIC judged."""
+    from django.db import connection, transaction
+
+    started = time.monotonic()
+    with transaction.atomic():  # a judgment's history row is due by the commit (a deferred check), and a build half done is none
+        fill_images()
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+    print(f"added the image campaign {IMAGE_CAMPAIGN} in {time.monotonic() - started:.0f} s", flush=True)
+
+
+def fill_images() -> None:
+    from django.contrib.auth.hashers import make_password
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import default_storage
+    from PIL import Image, ImageDraw
+
+    from accounts.models import User
+    from assessments.models import Assignment, Document, Judgment, JudgmentEvent, PoolEntry, Topic
+    from assessments.services.campaigns import create_campaign
+
+    started = time.monotonic()
+    rng = random.Random(20230501)
+    campaign = create_campaign(slug=IMAGE_CAMPAIGN, name="Touché 2023 Task 3 (bench)", preset="touche-2023-task3")
+    campaign.phase = "main"
+    campaign.save(update_fields=["phase"])
+    files = []
+    for n in range(24):
+        picture = Image.new("RGB", (800, 600), tuple(rng.randrange(256) for _ in range(3)))
+        draw = ImageDraw.Draw(picture)
+        for _ in range(30):
+            x, y = rng.randrange(800), rng.randrange(600)
+            draw.ellipse([x, y, x + rng.randrange(20, 300), y + rng.randrange(20, 200)], fill=tuple(rng.randrange(256) for _ in range(3)))
+        out = io.BytesIO()
+        picture.save(out, "WEBP", quality=80)
+        name = f"images/{campaign.collection.slug}/bench/{n:02d}.webp"
+        default_storage.delete(name)
+        files.append(default_storage.save(name, ContentFile(out.getvalue())))
+    topics = Topic.objects.bulk_create(
+        Topic(campaign=campaign, number=str(t), title=f"Should {a} be banned?", description=f"Images for and against {a}. " * 4,
+              narrative=f"An image is on topic if it shows {a} or an argument about it. " * 3, position=t)
+        for t, a in enumerate(WORDS[:TOPICS], start=1)
+    )
+
+    def image(n: int) -> Document:
+        text = " ".join(rng.choices(WORDS, k=600))[:3000]
+        pages = [{"id": f"P{rng.getrandbits(64):016x}", "url": f"https://www.example{n % 997}.org/articles/{n}-{p}",
+                  "queries": [{"query": f"{w} good", "topic": str(1 + n % TOPICS), "rank": rng.randint(1, 200)} for w in rng.choices(WORDS, k=3)],
+                  "text": text} for p in range(2 if n % 5 == 0 else 1)]
+        return Document(
+            collection=campaign.collection, doc_id=f"I{n * 0x9E3779B97F4A7C15 % 2**64:016x}", url=f"https://www.example{n % 997}.org/{n}.jpg",
+            has_text=True, metadata={"image": {"file": files[n % len(files)], "content_type": "image/webp", "width": 800, "height": 600,
+                                               "phash": f"{rng.getrandbits(64):016x}", "thumbnail": None}, "pages": pages},
+        )
+
+    ids: list[int] = []
+    for first in range(0, IMAGES, 2000):
+        ids += [d.pk for d in Document.objects.bulk_create([image(n) for n in range(first, min(first + 2000, IMAGES))])]
+    print(f"  images: {IMAGES:,} documents in {time.monotonic() - started:.0f} s", flush=True)
+    password = make_password("bench-password")
+    for t, topic in enumerate(topics):
+        docs = ids[t * IMAGE_POOL_PER_TOPIC:(t + 1) * IMAGE_POOL_PER_TOPIC]
+        rng.shuffle(docs)
+        entries = PoolEntry.objects.bulk_create(PoolEntry(topic=topic, document_id=d, order=o, strategy="depth-k") for o, d in enumerate(docs))
+        for o, entry in enumerate(entries):
+            entry.duplicate_of = entries[o - 1] if _is_twin(o) else None
+        PoolEntry.objects.bulk_update(entries, ["duplicate_of"])
+        user = User.objects.create(username=f"imager{t + 1:02d}", role="assessor", password=password)
+        Assignment.objects.create(topic=topic, assessor=user, phase="main", scope="full")
+        labels: list[dict] = []
+        for o in range(IMAGE_JUDGED_PER_TOPIC):
+            on_topic = rng.random() < 0.7
+            labels.append(labels[-1] if _is_twin(o) else
+                          {"ONTOPIC": 1, "PRO": rng.randrange(2), "CON": rng.randrange(2)} if on_topic else {"ONTOPIC": 0})
+        judgments = Judgment.objects.bulk_create(
+            Judgment(topic=topic, document_id=entries[o].document_id, assessor=user, phase="main", labels=labels[o],
+                     time_spent_ms=20000 + o, source="duplicate" if _is_twin(o) else "web")
+            for o in range(IMAGE_JUDGED_PER_TOPIC)
+        )
+        JudgmentEvent.objects.bulk_create(
+            JudgmentEvent(judgment=j, assessor=user, revision=1, labels=j.labels, time_spent_ms=j.time_spent_ms, source=j.source)
+            for j in judgments
+        )
 
 
 # ------------------------------------------------------------------------------------------ load

@@ -52,6 +52,7 @@ _SHARD = re.compile(r"I[0-9a-f]{2}")
 _PAGE = re.compile(r"P[0-9a-f]{16}")
 _PHASH = re.compile(r"[01]{64}")
 _DRIVE = re.compile(r"[A-Za-z]:")
+_FOLDERS_KEPT = 64  # folders a _Folder remembers as inside: an image's are read one after another
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,9 +152,9 @@ class ImageCollection:
         member = next((_join(folder, name) for name in IMAGE_FILES if entries.get(name) is False), None)
         if member is None:
             raise FormatError(tree.where(folder), None, f"image {image_id} has no image file ({', '.join(IMAGE_FILES)})")
-        url = self._line(_join(folder, "image-url.txt"), "URL")
+        url = self._line(_join(folder, "image-url.txt"), "URL", entries)
         phash_path = _join(folder, "image-phash.txt")
-        phash = self._text(phash_path, MAX_SMALL_BYTES).strip()
+        phash = self._text(phash_path, MAX_SMALL_BYTES, listed=entries).strip()
         if not _PHASH.fullmatch(phash):
             raise FormatError(tree.where(phash_path), None, f"the pHash {shown(phash)} is not 64 characters 0 and 1")
         pages = []
@@ -165,22 +166,22 @@ class ImageCollection:
     def _page(self, folder: str) -> PageRecord:
         tree = self._tree
         entries = tree.entries(folder)
-        url = self._line(_join(folder, "page-url.txt"), "URL")
-        queries = self._rankings(_join(folder, "rankings.jsonl")) if entries.get("rankings.jsonl") is False else []
+        url = self._line(_join(folder, "page-url.txt"), "URL", entries)
+        queries = self._rankings(_join(folder, "rankings.jsonl"), entries) if entries.get("rankings.jsonl") is False else []
         snapshot = tree.entries(_join(folder, "snapshot")) if entries.get("snapshot") else {}
         text: str | None = None
         xpaths: tuple[str, ...] = ()
         if snapshot.get("text.txt") is False:
-            text = self._text(_join(folder, "snapshot/text.txt"), self.max_text_bytes, scraped=True)
+            text = self._text(_join(folder, "snapshot/text.txt"), self.max_text_bytes, scraped=True, listed=snapshot)
         if snapshot.get("image-xpath.txt") is False:
-            lines = self._text(_join(folder, "snapshot/image-xpath.txt"), MAX_SMALL_BYTES).splitlines()
+            lines = self._text(_join(folder, "snapshot/image-xpath.txt"), MAX_SMALL_BYTES, listed=snapshot).splitlines()
             xpaths = tuple(line.strip() for line in lines if line.strip())
         return PageRecord(_split(folder)[1], url, queries, text, xpaths)
 
-    def _rankings(self, path: str) -> list[PageQuery]:
+    def _rankings(self, path: str, listed: dict[str, bool]) -> list[PageQuery]:
         source = self._tree.where(path)
         queries = []
-        for lineno, line in enumerate(self._text(path, MAX_SMALL_BYTES).splitlines(), 1):
+        for lineno, line in enumerate(self._text(path, MAX_SMALL_BYTES, listed=listed).splitlines(), 1):
             if not line.strip():
                 continue
             try:
@@ -199,16 +200,16 @@ class ImageCollection:
             queries.append(PageQuery(query, topic, rank))
         return queries
 
-    def _line(self, path: str, what: str) -> str:
-        text = self._text(path, MAX_SMALL_BYTES).strip()
+    def _line(self, path: str, what: str, listed: dict[str, bool]) -> str:
+        text = self._text(path, MAX_SMALL_BYTES, listed=listed).strip()
         if not text or "\n" in text or "\r" in text:
             raise FormatError(self._tree.where(path), None, f"expected one {what} on one line, got {shown(text)}")
         return text
 
-    def _text(self, path: str, limit: int, *, scraped: bool = False) -> str:
+    def _text(self, path: str, limit: int, *, listed: dict[str, bool], scraped: bool = False) -> str:
+        """The text of the file at `path`, which `listed` (its folder's entries, as the caller read them) names."""
         tree = self._tree
-        parent, name = _split(path)
-        if tree.entries(parent).get(name) is not False:
+        if listed.get(_split(path)[1]) is not False:
             raise FormatError(tree.where(path), None, "missing (or a folder where a file belongs)")
         size = tree.size(path)
         if size > limit:
@@ -264,6 +265,8 @@ class _Folder:
         self.root = root
         self.real_root = os.path.realpath(root)
         self.source = source
+        # Folders found to be inside ("" the root), the last few: what is read in them needs no resolving again.
+        self.inside: set[str] = {""}
 
     def where(self, path: str) -> str:
         return os.path.join(self.source, path) if path else self.source
@@ -274,6 +277,9 @@ class _Folder:
         if not os.path.isdir(full):
             return {}
         self._inside(folder, full)
+        if len(self.inside) > _FOLDERS_KEPT:
+            self.inside = {""}
+        self.inside.add(folder)
         found = {}
         with os.scandir(full) as scan:
             for entry in scan:
@@ -297,6 +303,10 @@ class _Folder:
             raise FormatError(self.where(path), None, f"the file cannot be read ({exc.strerror})") from None
 
     def _inside(self, path: str, full: str) -> None:
+        # In a folder found inside, a name that is no symbolic link is inside too: one lstat instead of
+        # os.path.realpath's one per step of the path, a dozen times an image.
+        if _split(path)[0] in self.inside and not os.path.islink(full):
+            return
         real = os.path.realpath(full)
         if os.path.commonpath([real, self.real_root]) != self.real_root:
             raise FormatError(self.where(path), None, "a symbolic link that leads outside the collection")

@@ -10,9 +10,10 @@ with a script, which a browser runs if the file is ever served as what it claims
    100,000 × 100,000 pixels (30 GB decoded), and Pillow's WebP reader allocates the whole canvas as it opens a file.
    The size Pillow reads is checked again before decoding. The bound is this module's, not Pillow's global
    ``Image.MAX_IMAGE_PIXELS``, which any other code of the process may change or lift;
-3. fully decoded: ``verify()`` (PNG's chunk checksums), then a fresh open and ``load()``, so a truncated or corrupt
-   file is refused here rather than failing in front of an assessor. This relies on Pillow's default of refusing
-   truncated files (``ImageFile.LOAD_TRUNCATED_IMAGES`` false).
+3. fully decoded by ``load()`` (a PNG first through ``verify()``, its chunk checksums, then opened afresh), so a
+   truncated or corrupt file is refused here rather than failing in front of an assessor. This relies on Pillow's
+   default of refusing truncated files (``ImageFile.LOAD_TRUNCATED_IMAGES`` false). Decoding is most of an import's
+   time; Pillow's decoders release the GIL meanwhile, so threads may check several images at once.
 
 Every refusal is a `FormatError(source, None, reason)`.
 """
@@ -55,16 +56,28 @@ def check_image(data: bytes | BinaryIO, *, source: str, max_pixels: int = MAX_PI
     """Identify, bound and fully decode an image (see the module docstring); raise `FormatError` naming `source`."""
     data = _bytes(data, source, max_bytes)
     fmt = _identified(data, source)
-    width, height = _opened_size(data, fmt, source, max_pixels)
+    image = _opened(data, fmt, source, max_pixels)
     try:
-        with Image.open(io.BytesIO(data), formats=[fmt]) as im:
-            im.verify()
-        # verify() leaves the image unusable: decode from a fresh open.
-        with Image.open(io.BytesIO(data), formats=[fmt]) as im:
-            im.load()
+        with image:
+            if fmt == "PNG":
+                image.verify()
+            else:
+                image.load()  # opened once: verify() checks nothing in WebP or JPEG, and each open parses the header again
+        if fmt == "PNG":
+            # verify() leaves the image unusable: decode from a fresh open.
+            with Image.open(io.BytesIO(data), formats=[fmt]) as decoded:
+                decoded.load()
     except _DECODING_ERRORS as exc:
         raise FormatError(source, None, f"the {fmt} image cannot be decoded ({_reason(exc)})") from None
-    return CheckedImage(fmt, CONTENT_TYPES[fmt], width, height)
+    return CheckedImage(fmt, CONTENT_TYPES[fmt], *image.size)
+
+
+def declared_pixels(data: bytes) -> int | None:
+    """Width × height as a WebP, PNG or JPEG file's header declares them, read without Pillow; None when the bytes
+    are no such image or the header does not say. What decoding the file will cost, before it is checked."""
+    fmt = _format(data)
+    size = _declared_size(data, fmt) if fmt else None
+    return size[0] * size[1] if size else None
 
 
 def thumbnail(
@@ -80,11 +93,11 @@ def thumbnail(
     or JPEG (on white). The input is identified and bounded as `check_image` does; raises `FormatError` likewise."""
     data = _bytes(data, source, max_bytes)
     fmt = _identified(data, source)
-    _opened_size(data, fmt, source, max_pixels)
+    image = _opened(data, fmt, source, max_pixels)
     try:
-        with Image.open(io.BytesIO(data), formats=[fmt]) as im:
-            im.thumbnail(size, Image.Resampling.LANCZOS)  # a JPEG is decoded at 1/2, 1/4 or 1/8 scale when that suffices
-            small = ImageOps.exif_transpose(im)
+        with image:
+            image.thumbnail(size, Image.Resampling.LANCZOS)  # a JPEG is decoded at 1/2, 1/4 or 1/8 scale when that suffices
+            small = ImageOps.exif_transpose(image)
         transparent = small.mode in ("RGBA", "LA", "PA") or (small.mode == "P" and "transparency" in small.info)
         small = small.convert("RGBA" if transparent else "RGB")
     except _DECODING_ERRORS as exc:
@@ -111,14 +124,21 @@ def _bytes(data: bytes | BinaryIO, source: str, max_bytes: int) -> bytes:
     return data
 
 
-def _identified(data: bytes, source: str) -> ImageFormat:
+def _format(data: bytes) -> ImageFormat | None:
     if data.startswith(b"RIFF") and data[8:12] == b"WEBP":
         return "WEBP"
     if data.startswith(_PNG_MAGIC):
         return "PNG"
     if data.startswith(b"\xff\xd8\xff"):
         return "JPEG"
-    raise FormatError(source, None, f"not a WebP, PNG or JPEG image: its bytes look like {looks_like(data)}")
+    return None
+
+
+def _identified(data: bytes, source: str) -> ImageFormat:
+    fmt = _format(data)
+    if fmt is None:
+        raise FormatError(source, None, f"not a WebP, PNG or JPEG image: its bytes look like {looks_like(data)}")
+    return fmt
 
 
 def looks_like(data: bytes) -> str:
@@ -158,20 +178,24 @@ _OTHER_MAGIC = (
 )
 
 
-def _opened_size(data: bytes, fmt: ImageFormat, source: str, max_pixels: int) -> tuple[int, int]:
-    """The image's size, refused past `max_pixels` before anything is decoded (see the module docstring)."""
+def _opened(data: bytes, fmt: ImageFormat, source: str, max_pixels: int) -> Image.Image:
+    """The image opened by Pillow (its header read, nothing decoded yet), refused past `max_pixels` before Pillow
+    sees the file and again at the size Pillow read (see the module docstring). The caller closes it."""
     declared = _declared_size(data, fmt)
     if declared is not None:
         _bound(declared, fmt, source, max_pixels)
     elif fmt == "WEBP":
         raise FormatError(source, None, "the WebP header does not give the image's size")
     try:
-        with Image.open(io.BytesIO(data), formats=[fmt]) as im:
-            size = im.size
+        image = Image.open(io.BytesIO(data), formats=[fmt])
     except _DECODING_ERRORS as exc:
         raise FormatError(source, None, f"the {fmt} image cannot be decoded ({_reason(exc)})") from None
-    _bound(size, fmt, source, max_pixels)
-    return size
+    try:
+        _bound(image.size, fmt, source, max_pixels)
+    except FormatError:
+        image.close()
+        raise
+    return image
 
 
 def _bound(size: tuple[int, int], fmt: str, source: str, max_pixels: int) -> None:

@@ -248,3 +248,13 @@ def test_labels_move_into_one_object_keyed_by_dimension_and_there_is_no_way_back
         assert Judgment.objects.get(pk=relevant_only).labels == {"relevance": 1}  # the refused step took nothing away
     finally:
         newest()
+
+
+@pytest.mark.django_db
+def test_the_planner_knows_that_an_assessors_judgments_sit_in_few_topics():
+    """Migration 0025: without these statistics an assessor's queue took 26–29 ms instead of 2 (bench/judge_http.py
+    --images)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT stxkind FROM pg_statistic_ext WHERE stxname = 'assessments_judgment_assessor_topic_stats'")
+        (kinds,) = cursor.fetchone()
+    assert set(kinds) >= {"f", "m"}  # functional dependencies and most common values

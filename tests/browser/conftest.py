@@ -65,3 +65,11 @@ def log_in(page):
         return page
 
     return _log_in
+
+
+@pytest.fixture
+def assignment(alice, training_topic, pool):
+    """alice's assignment of the training topic and its three pooled documents: what the judge page tests open."""
+    from assessments.models import Assignment
+
+    return Assignment.objects.get(assessor=alice, topic=training_topic)

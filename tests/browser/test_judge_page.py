@@ -6,15 +6,10 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from accounts.models import Role
-from assessments.models import Assignment, Judgment
+from assessments.models import Judgment
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def assignment(alice, training_topic, pool):
-    return Assignment.objects.get(assessor=alice, topic=training_topic)
 
 
 def test_an_assessor_logs_in_and_lands_on_my_work(page, log_in, live_server, assignment):

@@ -5,14 +5,9 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
-from assessments.models import Assignment, Judgment, JudgmentEvent
+from assessments.models import Judgment, JudgmentEvent
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def assignment(alice, training_topic, pool):
-    return Assignment.objects.get(assessor=alice, topic=training_topic)
 
 
 def open_position(page, assignment, position):

@@ -9,36 +9,18 @@ import os
 from pathlib import Path
 
 import pytest
-from django.urls import reverse
 from playwright.sync_api import expect
 
-from assessments.models import Assignment, Judgment, JudgmentEvent
+from assessments.models import Judgment, JudgmentEvent
+from tests.browser.test_judging_safely import open_position, pressed, saved
 
 pytestmark = pytest.mark.browser
 SCREENSHOTS = os.environ.get("SCREENSHOTS")
 
 
-@pytest.fixture
-def assignment(alice, training_topic, pool):
-    return Assignment.objects.get(assessor=alice, topic=training_topic)
-
-
 def shoot(page, name):
     if SCREENSHOTS:
         page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"))
-
-
-def open_position(page, assignment, position):
-    page.goto(reverse("annotation:judge", args=[assignment.pk, position]))
-    expect(page.locator("#save-state")).to_be_visible()
-
-
-def saved(page):
-    expect(page.locator("#save-state")).to_have_attribute("data-state", "saved")
-
-
-def pressed(page, key):
-    return page.locator(f'.label-btn[data-key="{key}"]')
 
 
 def stored(entry):

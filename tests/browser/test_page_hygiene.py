@@ -7,8 +7,6 @@ from django.test import Client
 from django.urls import reverse
 from playwright.sync_api import expect
 
-from assessments.models import Assignment
-
 pytestmark = pytest.mark.browser
 
 
@@ -21,9 +19,8 @@ def watched(page) -> tuple[list[str], list[str]]:
     return errors, failed
 
 
-def test_the_judge_page_has_no_csp_violation_and_no_failed_request(page, log_in, alice, training_topic, pool):
-    assignment = Assignment.objects.get(assessor=alice, topic=training_topic)
-    log_in(alice)
+def test_the_judge_page_has_no_csp_violation_and_no_failed_request(page, log_in, assignment):
+    log_in(assignment.assessor)
     errors, failed = watched(page)
     page.goto(reverse("annotation:judge", args=[assignment.pk, 1]))
     expect(page.locator("#save-state")).to_be_visible()

@@ -184,7 +184,7 @@ class ResultsView(APIView):
         params.is_valid(raise_exception=True)
         options = params.validated_data
         access.check_rule(request.user, campaign, options["rule"], options["phase"])
-        statistics = image_runs.ImageStatistics(ci_level=options.get("ci"), test=options.get("test"), seed=options["seed"])
+        statistics = evaluation.Statistics(ci_level=options.get("ci"), test=options.get("test"), seed=options["seed"])
         try:
             results = image_runs.evaluate_image_runs(campaign, rule=options["rule"], phase=options["phase"], statistics=statistics)
         except exports.ExportError as exc:

@@ -28,7 +28,7 @@ from assessments.metrics import significance
 from assessments.metrics.image_precision import MEASURES, ImagePrecisionReport, evaluate_image_run
 from assessments.models import Campaign, Document, Ranking, Run
 from assessments.services import audit, bulk
-from assessments.services.evaluation import EvaluationError
+from assessments.services.evaluation import EvaluationError, Statistics
 from assessments.services.image_campaigns import decided_answers, stance_lists
 from assessments.services.imports import ImportProblem, ImportSummary
 
@@ -102,19 +102,8 @@ class ImageRunScores:
         return {topic.topic: topic.both.precision()[measure] for topic in self.report.topics}
 
 
-@dataclass(frozen=True)
-class ImageStatistics:
-    """How intervals and groups were made (as for text runs), so a table can say it and be made again."""
-
-    ci_level: float | None = None
-    test: str | None = None
-    seed: int = significance.DEFAULT_SEED
-    resamples: int = significance.RESAMPLES
-    alpha: float = significance.ALPHA
-
-
 def evaluate_image_runs(
-    campaign: Campaign, *, rule: str = "majority", phase: str = "main", statistics: ImageStatistics | None = None,
+    campaign: Campaign, *, rule: str = "majority", phase: str = "main", statistics: Statistics | None = None,
 ) -> list[ImageRunScores]:
     """Every run's three measures per topic, stance and overall, from the stored lines and the decided answers;
     with `statistics`, each measure's bootstrap intervals over the run's topics and the group of runs no paired
@@ -145,7 +134,7 @@ def evaluate_image_runs(
     return results
 
 
-def _add_statistics(results: list[ImageRunScores], statistics: ImageStatistics) -> None:
+def _add_statistics(results: list[ImageRunScores], statistics: Statistics) -> None:
     scored = [r for r in results if r.report.topics]  # a run with no counted line has nothing to resample
     for measure in MEASURES:
         intervals, group = significance.leaderboard_statistics(
@@ -159,7 +148,7 @@ def _add_statistics(results: list[ImageRunScores], statistics: ImageStatistics) 
             scored[index].top_group.add(measure)
 
 
-def scores_json(results: list[ImageRunScores], measures: Sequence[str], statistics: ImageStatistics | None = None) -> list[dict]:
+def scores_json(results: list[ImageRunScores], measures: Sequence[str], statistics: Statistics | None = None) -> list[dict]:
     """One row per run and measure: the mean over the run's topics, and per topic over both stances and per stance
     (what `evaluate_runs --format json` and the results API answer); with `statistics`, the interval and whether
     the run is in the best run's group, in the fields text runs' rows use."""

@@ -348,7 +348,7 @@ def _image_leaderboard(request: AuthenticatedHttpRequest, campaign: Campaign) ->
         return HttpResponse(form.errors.as_text(), status=400, content_type="text/plain; charset=utf-8")
     options = form.cleaned_data
     measure = options["measure"]
-    statistics = image_runs.ImageStatistics(ci_level=options["ci"], test=options["test"] or None)
+    statistics = evaluation.Statistics(ci_level=options["ci"], test=options["test"] or None)
     results = image_runs.evaluate_image_runs(campaign, rule=options["rule"], phase=options["phase"], statistics=statistics)
     measures = (measure, *(name for name in image_precision.MEASURES if name != measure))
     results.sort(key=lambda r: (-r.report.measures()[measure], r.tag))

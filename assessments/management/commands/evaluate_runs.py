@@ -80,7 +80,7 @@ class Command(BaseCommand):
         if campaign.is_images:
             self._score_image_runs(
                 campaign, format=format, measure=options["measure"], rule=options["rule"] or "majority", phase=options["phase"],
-                statistics=image_runs.ImageStatistics(ci_level=options["ci"], test=options["test"], seed=options["seed"]),
+                statistics=evaluation.Statistics(ci_level=options["ci"], test=options["test"], seed=options["seed"]),
             )
             return
         options["rule"] = options["rule"] or "majority"
@@ -106,7 +106,7 @@ class Command(BaseCommand):
                 self._print_table(board)
 
     def _score_image_runs(self, campaign, *, format: str, measure: str | None, rule: str, phase: str,
-                          statistics: image_runs.ImageStatistics) -> None:
+                          statistics: evaluation.Statistics) -> None:
         """Touché Task 3's three precision@10 measures (or the one asked), per topic and stance and overall, as the
         organisers' submission-evaluator.sh computes them; --ci and --test as for text runs, over the run's topics."""
         asked = {name.lower() for name in measure.split(",")} if measure else None

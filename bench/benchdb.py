@@ -30,3 +30,24 @@ def recreate_database(name: str) -> None:
         cursor.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         cursor.execute(f"CREATE DATABASE {name}")
     conn.close()
+
+
+def bench_campaign(name: str, *, topics: int, first: int = 51):
+    """(campaign, its topics) in a new database `name`, migrated: what the evaluation and qrels benches start from.
+    Topics are numbered from `first`, as Touché's 2021 ones from 51."""
+    recreate_database(name)
+    use_database(name)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from assessments.models import Topic
+    from assessments.services import campaigns
+
+    call_command("migrate", verbosity=0)
+    campaign = campaigns.create_campaign(slug="bench", name="Bench", preset="touche-2021-task2")
+    made = Topic.objects.bulk_create(
+        [Topic(campaign=campaign, number=str(first + i), title=f"Topic {first + i}", position=i) for i in range(topics)]
+    )
+    return campaign, made

@@ -20,7 +20,7 @@ import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.benchdb import recreate_database, use_database  # noqa: E402
+from bench.benchdb import bench_campaign, use_database  # noqa: E402
 from bench.plain_reader import peak_mib, reset_peak  # noqa: E402
 from bench.pooling import generate_runs, timed  # noqa: E402
 
@@ -57,22 +57,12 @@ def main() -> None:
     parser.add_argument("--no-million", action="store_true", help="skip the million-judgment import and export")
     args = parser.parse_args()
 
-    recreate_database(BENCH_DB)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    campaign, topics = bench_campaign(BENCH_DB, topics=args.topics)
     from django.db import connection
 
-    call_command("migrate", verbosity=0)
-    from assessments.models import Topic
-    from assessments.services import campaigns, evaluation, exports
+    from assessments.services import evaluation, exports
     from assessments.services.imports.qrels import import_qrels
 
-    campaign = campaigns.create_campaign(slug="bench", name="Bench", preset="touche-2021-task2")
-    topics = Topic.objects.bulk_create(
-        [Topic(campaign=campaign, number=str(51 + i), title=f"Topic {51 + i}", position=i) for i in range(args.topics)]
-    )
     start = time.perf_counter()
     generate_runs(campaign, topics, runs=args.runs, lines=args.lines, candidates=args.candidates)
     lines = args.runs * args.topics * args.lines

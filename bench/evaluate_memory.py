@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.benchdb import ROOT, SERVER, recreate_database, use_database  # noqa: E402
+from bench.benchdb import ROOT, SERVER, bench_campaign  # noqa: E402
 from bench.peak_memory import run_manage  # noqa: E402
 
 DATABASE = "touchstone_bench_evalmem"
@@ -26,25 +26,13 @@ GOAL_MIB = 150
 
 
 def build(args) -> None:
-    recreate_database(DATABASE)
-    use_database(DATABASE)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    campaign, topics = bench_campaign(DATABASE, topics=args.topics)
     from django.db import connection
 
-    from assessments.models import Topic
-    from assessments.services import campaigns
     from assessments.services.imports.qrels import import_qrels
     from bench.evaluate_db import write_pool_qrels
     from bench.pooling import generate_runs
 
-    call_command("migrate", verbosity=0)
-    campaign = campaigns.create_campaign(slug="bench", name="Bench", preset="touche-2021-task2")
-    topics = Topic.objects.bulk_create(
-        [Topic(campaign=campaign, number=str(51 + i), title=f"Topic {51 + i}", position=i) for i in range(args.topics)]
-    )
     generate_runs(campaign, topics, runs=args.runs, lines=args.lines, candidates=20_000)
     with tempfile.TemporaryDirectory() as folder:
         relevance, _, judged = write_pool_qrels(campaign, Path(folder), depth=5)

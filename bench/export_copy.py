@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.benchdb import ROOT, SERVER, recreate_database, use_database  # noqa: E402
+from bench.benchdb import ROOT, SERVER, bench_campaign  # noqa: E402
 from bench.peak_memory import run_manage  # noqa: E402
 
 DATABASE = "touchstone_bench_export"
@@ -38,22 +38,9 @@ FLOOR_SQL = """\\copy (SELECT t.number || ' 0 ' || d.doc_id || ' ' || (j.labels 
 
 
 def build() -> None:
-    recreate_database(DATABASE)
-    use_database(DATABASE)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    from assessments.models import Topic
-    from assessments.services import campaigns
+    campaign, topics = bench_campaign(DATABASE, topics=TOPICS, first=1)
     from assessments.services.imports.qrels import import_qrels
 
-    call_command("migrate", verbosity=0)
-    campaign = campaigns.create_campaign(slug="bench", name="Bench", preset="touche-2021-task2")
-    topics = Topic.objects.bulk_create(
-        [Topic(campaign=campaign, number=str(1 + i), title=f"Topic {1 + i}", position=i) for i in range(TOPICS)]
-    )
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "million.qrels"
         per_topic = LINES // TOPICS

@@ -380,6 +380,14 @@ if JOB_STALE_SECONDS < 3 * JOB_HEARTBEAT_SECONDS:
     raise ImproperlyConfigured(
         f"JOB_STALE_SECONDS={JOB_STALE_SECONDS:g} must be at least three heartbeats (JOB_HEARTBEAT_SECONDS={JOB_HEARTBEAT_SECONDS:g})"
     )
+# Machine judges (services.machine_judges): the first wait before a failed call to an endpoint is tried again
+# (doubling each attempt, the endpoint's Retry-After first), and keys by name for judges whose key is not in the
+# environment (MACHINE_JUDGE_KEY_<NAME> variables, e.g. MACHINE_JUDGE_KEY_OPENAI -> "OPENAI"). A key is never stored
+# in the database, shown or logged.
+MACHINE_JUDGE_BACKOFF_SECONDS = env_float("MACHINE_JUDGE_BACKOFF_SECONDS", 1.0)
+MACHINE_JUDGE_KEYS = {
+    name.removeprefix("MACHINE_JUDGE_KEY_"): value for name, value in os.environ.items() if name.startswith("MACHINE_JUDGE_KEY_")
+}
 CELERY_BEAT_SCHEDULE = {
     # A sweep that waited longer than its interval is dropped: the next one does its work.
     "sweep-jobs": {"task": "assessments.sweep_jobs", "schedule": JOB_SWEEP_SECONDS, "options": {"expires": JOB_SWEEP_SECONDS}},

@@ -5,6 +5,7 @@ from .collections import Collection, Document
 from .discussion import Reply
 from .jobs import Job
 from .judgments import Judgment, JudgmentEvent
+from .machine import JudgePrompt, MachineExposure, MachineJudge, MachineLabel
 from .pools import Assignment, AssignmentItem, PoolEntry, PoolSource
 from .qrels import QrelsSnapshot, QrelsSnapshotPart
 from .runs import Ranking, Run
@@ -20,8 +21,12 @@ __all__ = [
     "Collection",
     "Document",
     "Job",
+    "JudgePrompt",
     "Judgment",
     "JudgmentEvent",
+    "MachineExposure",
+    "MachineJudge",
+    "MachineLabel",
     "Membership",
     "Kind",
     "Phase",

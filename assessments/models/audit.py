@@ -36,6 +36,9 @@ class AuditEvent(models.Model):
         RESTORED = "campaign.restored", "Campaign taken out of the archive"
         EXPORTED = "campaign.exported", "Campaign exported to an archive file"
         IMPORTED = "campaign.imported", "Campaign imported from an archive file"
+        MACHINE_JUDGE_ADDED = "machine.judge_added", "Machine judge added"
+        MACHINE_PROMPT = "machine.prompt", "Machine judge's prompt or calibration changed"
+        MACHINE_JUDGED = "machine.judged", "Machine judge run"
 
     # PROTECT, not CASCADE: the rows cannot be deleted, so neither can what they record.
     campaign = models.ForeignKey("assessments.Campaign", on_delete=models.PROTECT, related_name="audit_events")

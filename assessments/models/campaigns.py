@@ -46,6 +46,12 @@ class Campaign(models.Model):
     # The codes runs write in their stance column for values of the scheme's stance dimension, code → value
     # ({"NEU": "NEUTRAL"}): run imports store the value (services.imports.runs). The values themselves are read too.
     stance_codes = models.JSONField(default=dict, blank=True)
+    # Machine judges (models.machine): whether an assessor, after saving their own label of a document, is shown
+    # the machine's (each showing recorded, marking their later labels model-influenced); off by default, since
+    # humans drift toward a label they see. And how far a human and a machine grade must differ for the document
+    # to go to adjudication.
+    reveal_machine_labels = models.BooleanField(default=False)
+    machine_disagreement = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1)])
     created_at = models.DateTimeField(auto_now_add=True)
     # Set: archived. A campaign with judgments cannot be deleted (its record stays whole); archiving puts it away
     # instead: assessors no longer see it and no label can be given, organisers still see everything.

@@ -555,6 +555,16 @@ def measured_kind(campaign: Campaign, kind: str) -> str:
     return dimension.name
 
 
+def human_labels(campaign: Campaign, dimension: str) -> dict[str, dict[str, int]]:
+    """Topic number -> doc id -> the assessors' label of ``dimension`` (the majority per document, both phases), as
+    evaluation reads it: what a machine judge is calibrated and compared against."""
+    numbers = dict(Topic.objects.filter(campaign=campaign).values_list("id", "number"))
+    qrels, _ = _current_labels(
+        campaign=campaign, kinds=(dimension,), stance_kind=None, phase="all", rule=AggregationRule("majority"), numbers=numbers
+    )
+    return qrels[dimension]
+
+
 def _current_labels(
     *, campaign: Campaign, kinds: tuple[str, ...], stance_kind: str | None, phase: str, rule: AggregationRule,
     numbers: dict[int, str],

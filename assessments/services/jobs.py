@@ -112,7 +112,7 @@ _HANDLERS: dict[str, Handler] = {}
 # start-up, so that a command or request that runs no job does not load every import and pool service.
 _HANDLER_MODULES = (
     "assessments.services.pooling", "assessments.services.imports.uploads", "assessments.services.imports.images",
-    "assessments.services.imports.qrels",
+    "assessments.services.imports.qrels", "assessments.services.machine_judges",
 )
 
 

@@ -20,8 +20,11 @@ from assessments.models import (
     Adjudication,
     AdjudicationEvent,
     AuditEvent,
+    JudgePrompt,
     Judgment,
     JudgmentEvent,
+    MachineExposure,
+    MachineLabel,
     QrelsSnapshot,
     QrelsSnapshotPart,
     Reply,
@@ -32,7 +35,10 @@ PASSWORD_ENV = "APP_DATABASE_PASSWORD"
 
 # Rows the record only ever gains: history, the audit trail, discussion replies, exported qrels snapshots (their
 # triggers refuse UPDATE, DELETE and TRUNCATE to everyone; without the grants the role is refused first).
-APPEND_ONLY = (JudgmentEvent, AdjudicationEvent, AuditEvent, Reply, QrelsSnapshot, QrelsSnapshotPart)
+APPEND_ONLY = (
+    JudgmentEvent, AdjudicationEvent, AuditEvent, Reply, QrelsSnapshot, QrelsSnapshotPart, JudgePrompt, MachineLabel,
+    MachineExposure,
+)
 # Changed by a new revision with its history row, never deleted.
 KEPT = (Judgment, Adjudication)
 READ, APPEND, CHANGE, ALL = "SELECT", "SELECT, INSERT", "SELECT, INSERT, UPDATE", "SELECT, INSERT, UPDATE, DELETE"

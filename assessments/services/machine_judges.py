@@ -157,7 +157,8 @@ class Plan:
 def plan(*, judge: MachineJudge, dimensions: Sequence[str] = (), topic: str | None = None, only_unjudged: bool = False) -> Plan:
     """What a run would ask, and its cost estimate (tokens of the prompts as filled, about four characters each)."""
     chosen = _dimensions(judge, dimensions)
-    entries = PoolEntry.objects.filter(topic__campaign=judge.campaign, duplicate_of=None)
+    # A stub (a pooled id whose text was never imported) gives a model nothing to read: it is left to people.
+    entries = PoolEntry.objects.filter(topic__campaign=judge.campaign, duplicate_of=None, document__has_text=True)
     if topic is not None:
         if not Topic.objects.filter(campaign=judge.campaign, number=topic).exists():
             raise MachineJudgeError(f"campaign {judge.campaign.slug} has no topic {topic}")

@@ -200,3 +200,10 @@ def test_judges_refuse_what_they_cannot_do(pooled, image_campaign):
     judge = _judge(campaign, "http://127.0.0.1:9/v1")
     with pytest.raises(machine_judges.MachineJudgeError, match="not a value of relevance"):
         machine_judges.change_prompt(judge=judge, dimension="relevance", template="t", answers={"yes": 5}, by=None)
+
+
+def test_documents_without_text_are_left_to_people(pooled):
+    campaign, entries = pooled
+    type(entries[0].document).objects.filter(pk=entries[0].document.pk).update(has_text=False, body="")
+    judge = _judge(campaign, "http://127.0.0.1:9/v1")
+    assert machine_judges.plan(judge=judge, dimensions=["relevance"]).as_estimate()["calls"] == 5

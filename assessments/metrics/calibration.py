@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import groupby
 
-Cut = tuple[float, int]  # (similarity at or above which, grade)
+Cut = tuple[float | None, int]  # (similarity at or above which, grade); None: the grade is never given
 
 
 def calibrate(pairs: Sequence[tuple[float, int]], grades: Sequence[int]) -> list[Cut]:
     """The thresholds that reproduce the most of ``pairs`` (similarity, human grade); ``grades`` in ascending order.
-    A grade no document earns gets a threshold above every similarity (it is never given)."""
+    A grade no document earns gets no threshold (None: it is never given); one every document earns starts at the
+    lowest similarity seen. Thresholds are finite, so they keep as JSON."""
     if not pairs:
         raise ValueError("calibration needs judged documents: judge some topics first")
     order = sorted(grades)
@@ -51,9 +52,9 @@ def calibrate(pairs: Sequence[tuple[float, int]], grades: Sequence[int]) -> list
     for g in range(1, k):
         at = next((i for i, assigned in enumerate(path) if assigned >= g), None)
         if at is None:
-            cuts.append((float("inf"), order[g]))
+            cuts.append((None, order[g]))
         elif at == 0:
-            cuts.append((float("-inf"), order[g]))
+            cuts.append((groups[0][0], order[g]))
         else:  # halfway between the last group below and the first at or above
             cuts.append(((groups[at - 1][0] + groups[at][0]) / 2, order[g]))
     return cuts
@@ -63,6 +64,6 @@ def grade_of(similarity: float, cuts: Sequence[Cut], lowest: int) -> int:
     """The grade the thresholds give a similarity: the highest whose threshold it reaches, else ``lowest``."""
     grade = lowest
     for threshold, value in cuts:
-        if similarity >= threshold:
+        if threshold is not None and similarity >= threshold:
             grade = value
     return grade

@@ -50,7 +50,9 @@ class Command(BaseCommand):
             if calibrate:
                 found = machine_judges.recalibrate(judge=judge, dimensions=kind)
                 for dimension, cuts in found.items():
-                    self.stdout.write(f"{dimension}: " + ", ".join(f"{value} from {threshold:.3f}" for threshold, value in cuts))
+                    self.stdout.write(f"{dimension}: " + ", ".join(
+                        f"{value} from {threshold:.3f}" if threshold is not None else f"{value} never" for threshold, value in cuts
+                    ))
             plan = machine_judges.plan(judge=judge, dimensions=kind, topic=topic, only_unjudged=unjudged).as_estimate()
             self.stdout.write(
                 f"estimate: {plan['calls']} calls ({', '.join(f'{k} {v}' for k, v in plan['by_dimension'].items())}), "

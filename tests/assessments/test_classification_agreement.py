@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from django.urls import reverse
 from irrCAC.raw import CAC
+from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
@@ -102,6 +103,12 @@ def test_agreement_per_language_and_overall_equals_the_reference_packages(coded,
         assert ours["n_items"] == len(items)
         for measure in ("alpha", "fleiss", "ac1"):
             assert ours[measure] == pytest.approx(theirs[measure], abs=1e-9), (lan, measure)
+        # Each pair of coders over the items of this language both coded, as scikit-learn computes Cohen's kappa.
+        assert ours["cohen"]
+        for pair in ours["cohen"]:
+            both = [(by[pair["a"]], by[pair["b"]]) for by in items.values() if pair["a"] in by and pair["b"] in by]
+            assert pair["n_items"] == len(both)
+            assert pair["unweighted"] == pytest.approx(cohen_kappa_score(*zip(*both, strict=True), labels=list(LABELS)), abs=1e-9), (lan, pair)
     overall = reference({i: by for items in shared.values() for i, by in items.items()})
     assert figures["alpha"] == pytest.approx(overall["alpha"], abs=1e-9)
     assert figures["ac1"] == pytest.approx(overall["ac1"], abs=1e-9)

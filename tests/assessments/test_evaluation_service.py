@@ -3,6 +3,7 @@ stance scores against scikit-learn, judged@k by hand; the leaderboard page, its 
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 import pytrec_eval
@@ -14,6 +15,7 @@ from sklearn.metrics import accuracy_score, f1_score
 
 from accounts.models import Role
 from assessments.formats.qrels import parse_qrels
+from assessments.labels import LabelScheme
 from assessments.models import Run
 from assessments.services.adjudication import Decision, adjudicate
 from assessments.services.evaluation import EvaluationError, compare_runs, evaluate_runs
@@ -383,3 +385,25 @@ def test_a_dimensions_otherwise_counts_as_its_qrels_export_reads_it(alice):
     assert adjudicated.scores["relevance"].per_topic == pytest.approx(trec_eval_ndcg(decided, {"r": lines})["r"], abs=1e-12)
     assert (adjudicated.stance.n, adjudicated.stance.accuracy) == (1, 1.0)
     assert evaluate_runs(campaign=causal).results[0].scores["relevance"].per_topic == result.scores["relevance"].per_topic
+
+
+def test_a_question_dimension_is_scored_as_trec_eval_scores_binary_labels(db):
+    """A yes/no dimension (1/0) is binary relevance: P@k equal to pytrec_eval's, on the README's custom scheme."""
+    scheme = LabelScheme.from_json(json.loads((Path(__file__).parent.parent / "data/schemes/four-dimensions.json").read_text()))
+    campaign = CampaignFactory(slug="custom", preset="custom", scheme=scheme.to_json())
+    assessor = UserFactory(username="quinn")
+    on_topic = {"1": {"a": 1, "b": 0, "c": 1, "d": 0}, "2": {"x": 0, "y": 1}}
+    for number, docs in on_topic.items():
+        topic = TopicFactory(campaign=campaign, number=number)
+        for doc_id, answer in docs.items():
+            record_judgment(topic=topic, document=DocumentFactory(collection=campaign.collection, doc_id=doc_id),
+                            assessor=assessor, phase="main", labels=Labels({"ONTOPIC": answer}))
+    runs = {"r1": {"1": [("a", 1, 3.0), ("b", 2, 2.0), ("c", 3, 1.0)], "2": [("y", 1, 2.0), ("z", 2, 1.0)]},
+            "r2": {"1": [("d", 1, 3.0), ("c", 2, 2.0)], "2": [("x", 1, 1.0)]}}
+    for tag, lines in runs.items():
+        add_run(campaign, tag, lines)
+    board = evaluate_runs(campaign=campaign, measure="P@2", kinds=("ONTOPIC",))
+    evaluator = pytrec_eval.RelevanceEvaluator(on_topic, {"P.2"})
+    for result in board.results:
+        expected = evaluator.evaluate({t: {d: s for d, _, s in entries} for t, entries in runs[result.tag].items()})
+        assert result.scores["ONTOPIC"].per_topic == pytest.approx({t: v["P_2"] for t, v in expected.items()}, abs=1e-12)

@@ -41,6 +41,7 @@ _NOT_FOUND = {
     "job_id": ("Unknown job", "No such job"),
     "number": ("Unknown snapshot", "No such snapshot"),
     "older": ("Unknown snapshot", "No such snapshot"),
+    "judge": ("Unknown machine judge", "No such machine judge"),
 }
 
 FIELD_ERRORS = ResolvedComponent(

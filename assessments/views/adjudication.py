@@ -2,6 +2,9 @@
 its history, and the form that records the final label. Keys j and k move to the next and previous open case
 (a disagreement nobody has decided yet) of the same scope as the disagreements list it came from.
 
+A case that came from a machine judge's disagreements (``source=machine&judge=NAME`` in the query) also shows
+that judge's labels and reasons, marked as the machine's, and its navigation follows that list instead.
+
 Admins and the campaign's adjudicators reach it (access.get_campaign_for_adjudicator).
 """
 
@@ -16,9 +19,10 @@ from django.urls import path, reverse
 
 from accounts.http import AuthenticatedHttpRequest
 from assessments import access, charts
-from assessments.models import Adjudication, Campaign, Judgment, Topic
+from assessments.models import Adjudication, Campaign, Document, Judgment, MachineJudge, Topic
 from assessments.rendering import DOCUMENT_PAGE_CSP, document_html, safe_link
 from assessments.selectors.agreement import list_disagreements, requested_scope
+from assessments.selectors.machine_judges import machine_disagreements, opinion, routing_judge
 from assessments.services.adjudication import AdjudicationError, Decision, adjudicate
 
 ALL_CASES = 100_000  # one page holding every disagreement of a scope, for the case navigation
@@ -51,18 +55,26 @@ class DecisionForm(forms.Form):
         return Decision(labels={d: data[d] for d in self.scheme.names if data.get(d) is not None}, reason=data["reason"])
 
 
-def _cases(request: AuthenticatedHttpRequest, campaign: Campaign) -> tuple[list[tuple[str, int]], set[tuple[str, int]], str]:
-    """The scope's disagreements in list order, the decided ones among them, and the scope as a query string."""
+def _cases(
+    request: AuthenticatedHttpRequest, campaign: Campaign,
+) -> tuple[list[tuple[str, int]], set[tuple[str, int]], str, MachineJudge | None]:
+    """The scope's disagreements in list order (the assessors', or a machine judge's with the assessors), the decided
+    ones among them, the scope as a query string, and the machine judge if the list is one's."""
     scope, problem = requested_scope(campaign, request.GET)
     if problem:
         messages.error(request, problem)
-    rows = list_disagreements(campaign=campaign, scope=scope, per_page=ALL_CASES).page.object_list
-    keys = [(row.topic, row.document_id) for row in rows]
+    judge = routing_judge(campaign, request.GET.get("judge", "")) if request.GET.get("source") == "machine" else None
+    if judge is not None:
+        keys = [(case.topic, case.document_id) for case in machine_disagreements(campaign, judge, topic=scope.topic)]
+    else:
+        rows = list_disagreements(campaign=campaign, scope=scope, per_page=ALL_CASES).page.object_list
+        keys = [(row.topic, row.document_id) for row in rows]
     decided = set(
         Adjudication.objects.filter(topic__campaign=campaign, document_id__in={d for _, d in keys}).values_list("topic__number", "document_id")
     )
-    query = {"phase": scope.phase, **({"round": scope.round} if scope.round else {}), **({"topic": scope.topic} if scope.topic else {})}
-    return keys, decided, urlencode(query)
+    query = {"phase": scope.phase, **({"round": scope.round} if scope.round else {}), **({"topic": scope.topic} if scope.topic else {}),
+             **({"source": "machine", "judge": judge.name} if judge else {})}
+    return keys, decided, urlencode(query), judge
 
 
 def _neighbours(keys: list[tuple[str, int]], decided: set, here: tuple[str, int]) -> tuple:
@@ -87,8 +99,9 @@ def adjudication_page(request: AuthenticatedHttpRequest, slug: str, topic: str, 
     document = access.get_document_for_campaign(campaign, document_id)
     current = Adjudication.objects.filter(topic=topic_row, document=document).first()
     form = DecisionForm(request.POST or None, campaign=campaign, initial=current and {**current.labels, "reason": current.reason})
-    keys, decided, query = _cases(request, campaign)
+    keys, decided, query, judge = _cases(request, campaign)
     previous, following = _neighbours(keys, decided, (topic, document_id))
+    queue_url = f"{reverse('assessments:machine_disagreements' if judge else 'assessments:disagreements', args=[slug])}?{query}"
     if request.method == "POST" and form.is_valid():
         try:
             adjudicate(topic=topic_row, document=document, decision=form.decision(), by=request.user)
@@ -96,7 +109,7 @@ def adjudication_page(request: AuthenticatedHttpRequest, slug: str, topic: str, 
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"Final label of {document.doc_id} for topic {topic} recorded.")
-            return redirect(_case_url(campaign, following, query) or f"{reverse('assessments:disagreements', args=[slug])}?{query}")
+            return redirect(_case_url(campaign, following, query) or queue_url)
     scheme = form.scheme
     judgments = Judgment.objects.filter(topic=topic_row, document=document).select_related("assessor").order_by("phase", "assessor__username")
     history = current.events.select_related("adjudicator") if current else []
@@ -107,10 +120,19 @@ def adjudication_page(request: AuthenticatedHttpRequest, slug: str, topic: str, 
         "previous_url": _case_url(campaign, previous, query), "next_url": _case_url(campaign, following, query),
         "open_cases": sum(1 for k in keys if k not in decided), "document_url": safe_link(document.url),
         "body_html": document_html(document.body, is_html=document.is_html) if document.has_text else "",
+        "queue_url": queue_url, "machine": judge and _machine_side(judge, topic_row, document),
     }
     response = render(request, "assessments/adjudication.html", context, status=400 if form.errors else 200)
     response["Content-Security-Policy"] = DOCUMENT_PAGE_CSP
     return response
+
+
+def _machine_side(judge: MachineJudge, topic: Topic, document: Document) -> dict:
+    """The judge's current labels of the case, as chips, and each label's row (its reason and provenance)."""
+    rows = opinion(judge, topic=topic, document=document)
+    scheme = topic.campaign.label_scheme
+    return {"judge": judge, "chips": charts.label_chips(scheme, {name: row.value for name, row in rows.items()}, missing=True),
+            "rows": [(d.title, rows[d.name]) for d in scheme.dimensions if d.name in rows]}
 
 
 urlpatterns = [

@@ -196,7 +196,7 @@ def _job_block(request: AuthenticatedHttpRequest, campaign: Campaign, job: Job) 
 
 # What Cancel, Retry and Confirm do, and where the job is shown when the page is posted without htmx.
 JOB_CHANGES: dict[str, Callable[..., Job]] = {"cancel": job_queue.cancel_job, "retry": job_queue.retry_job, "confirm": job_queue.confirm_job}
-PAGE_OF_KIND = {"build_pool": "assessments:pool", "import_qrels": "assessments:qrels"}
+PAGE_OF_KIND = {"build_pool": "assessments:pool", "import_qrels": "assessments:qrels", "machine_judge": "assessments:machine_judges"}
 
 
 @require_POST

@@ -13,6 +13,31 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
+# SQLite would remake the campaign table for a column with a default, and renaming the copy into place fails on the
+# label triggers that read it (0020): plain ADD COLUMNs with database defaults need no copy, on either database
+# (as 0021 does).
+_CAMPAIGN_COLUMNS = {
+    "postgresql": [
+        "ALTER TABLE assessments_campaign ADD COLUMN machine_disagreement smallint NOT NULL DEFAULT 2 CHECK (machine_disagreement >= 0)",
+        "ALTER TABLE assessments_campaign ADD COLUMN reveal_machine_labels boolean NOT NULL DEFAULT false",
+    ],
+    "sqlite": [
+        'ALTER TABLE assessments_campaign ADD COLUMN "machine_disagreement" smallint unsigned NOT NULL DEFAULT 2 CHECK ("machine_disagreement" >= 0)',
+        'ALTER TABLE assessments_campaign ADD COLUMN "reveal_machine_labels" bool NOT NULL DEFAULT 0',
+    ],
+}
+
+
+def add_campaign_columns(apps, schema_editor):
+    for statement in _CAMPAIGN_COLUMNS[schema_editor.connection.vendor]:
+        schema_editor.execute(statement)
+
+
+def drop_campaign_columns(apps, schema_editor):
+    for column in ("machine_disagreement", "reveal_machine_labels"):
+        schema_editor.execute(f"ALTER TABLE assessments_campaign DROP COLUMN {column}")
+
+
 APPEND_ONLY = {
     "assessments_judgeprompt": "prompt versions are append-only: an edit is a new version",
     "assessments_machinelabel": "machine labels are append-only: a new call is a new row",
@@ -65,15 +90,20 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AddField(
-            model_name='campaign',
-            name='machine_disagreement',
-            field=models.PositiveSmallIntegerField(default=2, validators=[django.core.validators.MinValueValidator(1)]),
-        ),
-        migrations.AddField(
-            model_name='campaign',
-            name='reveal_machine_labels',
-            field=models.BooleanField(default=False),
+        migrations.SeparateDatabaseAndState(
+            state_operations=[
+                migrations.AddField(
+                    model_name='campaign',
+                    name='machine_disagreement',
+                    field=models.PositiveSmallIntegerField(default=2, validators=[django.core.validators.MinValueValidator(1)]),
+                ),
+                migrations.AddField(
+                    model_name='campaign',
+                    name='reveal_machine_labels',
+                    field=models.BooleanField(default=False),
+                ),
+            ],
+            database_operations=[migrations.RunPython(add_campaign_columns, drop_campaign_columns)],
         ),
         migrations.CreateModel(
             name='MachineJudge',

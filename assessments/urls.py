@@ -9,6 +9,7 @@ from .views import (
     discussion,
     images,
     imports,
+    judge_impact,
     machine_judges,
     pooling,
     results,
@@ -17,4 +18,4 @@ from .views import (
 
 app_name = "assessments"
 
-urlpatterns = [*campaigns.urlpatterns, *results.urlpatterns, *analysis.urlpatterns, *assignments.urlpatterns, *agreement.urlpatterns, *adjudication.urlpatterns, *pooling.urlpatterns, *imports.urlpatterns, *timeline.urlpatterns, *discussion.urlpatterns, *images.urlpatterns, *machine_judges.urlpatterns]
+urlpatterns = [*campaigns.urlpatterns, *results.urlpatterns, *analysis.urlpatterns, *judge_impact.urlpatterns, *assignments.urlpatterns, *agreement.urlpatterns, *adjudication.urlpatterns, *pooling.urlpatterns, *imports.urlpatterns, *timeline.urlpatterns, *discussion.urlpatterns, *images.urlpatterns, *machine_judges.urlpatterns]

@@ -14,33 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from .evaluation import Topic, evaluate_rankings
 from .measures import Measure, parse_measure
-
-
-def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float | None:
-    """Kendall's τ-b of two score lists (SciPy's ``kendalltau`` default), None when either is constant or there
-    are fewer than two items.
-
-    τ-b = (concordant − discordant) / sqrt((pairs − pairs tied in x) · (pairs − pairs tied in y)).
-    """
-    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if len(a) != len(b):
-        raise ValueError("both rankings must score the same runs")
-    upper = np.triu_indices(len(a), k=1)
-    da = np.sign(a[:, None] - a[None, :])[upper]
-    db = np.sign(b[:, None] - b[None, :])[upper]
-    untied_a, untied_b = np.count_nonzero(da), np.count_nonzero(db)
-    if not untied_a or not untied_b:
-        return None
-    return float(np.sum(da * db) / np.sqrt(untied_a * untied_b))
-
-
-def competition_ranks(scores: Sequence[float]) -> list[int]:
-    """1-based ranks, best (highest) first; equal scores share the better rank ("1224")."""
-    return [1 + sum(other > score for other in scores) for score in scores]
+from .rank_correlation import competition_ranks, kendall_tau
 
 
 @dataclass(frozen=True)

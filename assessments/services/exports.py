@@ -19,7 +19,7 @@ import io
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property, partial
@@ -278,6 +278,17 @@ def _adjudicated_rows(
             yield topic, doc, label
 
 
+@dataclass(frozen=True)
+class LabelSource:
+    """Labels an export writes instead of the assessors' (services.qrels_sources: a machine judge's, alone or filling
+    the assessors' holes): its rows in qrels order, and how the snapshot and its audit record name where they came
+    from, since the file itself holds qrels lines only."""
+
+    rows: Callable[[], Iterator[tuple[str, str, Label]]]
+    rule: str  # the snapshot's rule column, e.g. "machine:umbrela" or "majority+machine:umbrela"
+    details: dict[str, str]  # added to the export's audit record: the sources, the judge and its model
+
+
 class QrelsExport:
     """A qrels export in progress: iterate once to get the file's bytes.
 
@@ -286,15 +297,18 @@ class QrelsExport:
     """
 
     def __init__(
-        self, *, campaign: Campaign, kind: str, phase: str, rule: AggregationRule, created_by: User | None, chunk_size: int
+        self, *, campaign: Campaign, kind: str, phase: str, rule: AggregationRule, created_by: User | None, chunk_size: int,
+        source: LabelSource | None = None,
     ) -> None:
         self.campaign, self.kind, self.phase, self.rule = campaign, kind, phase, rule
-        self.created_by, self.chunk_size = created_by, chunk_size
+        self.created_by, self.chunk_size, self.source = created_by, chunk_size, source
         self.snapshot: QrelsSnapshot | None = None
         self.download_name = f"{campaign.slug}-{kind}-{phase}.qrels"
 
     def __iter__(self) -> Iterator[bytes]:
-        rows = qrels_rows(campaign=self.campaign, kind=self.kind, phase=self.phase, rule=self.rule, chunk_size=self.chunk_size)
+        rows = self.source.rows() if self.source else qrels_rows(
+            campaign=self.campaign, kind=self.kind, phase=self.phase, rule=self.rule, chunk_size=self.chunk_size
+        )
         hasher, line_count = hashlib.sha256(), 0
         part = tempfile.NamedTemporaryFile(prefix="touchstone-qrels-", suffix=".part", delete=False)
         try:
@@ -344,8 +358,9 @@ def _store_snapshot(export: QrelsExport, path: str, *, line_count: int, sha256: 
         # Locking the campaign row serialises numbering between concurrent exports.
         Campaign.objects.select_for_update().filter(pk=export.campaign.pk).first()
         number = (QrelsSnapshot.objects.filter(campaign=export.campaign).aggregate(n=Max("number"))["n"] or 0) + 1
+        rule = export.source.rule if export.source else str(export.rule)
         snapshot = QrelsSnapshot.objects.create(
-            campaign=export.campaign, number=number, kind=export.kind, phase=export.phase, rule=str(export.rule),
+            campaign=export.campaign, number=number, kind=export.kind, phase=export.phase, rule=rule,
             line_count=line_count, sha256=sha256, created_by=export.created_by,
         )
         with open(path, "rb") as spool:
@@ -354,7 +369,7 @@ def _store_snapshot(export: QrelsExport, path: str, *, line_count: int, sha256: 
         audit.record(
             campaign=export.campaign, action=audit.Action.QRELS_EXPORTED, by=export.created_by, subject=f"qrels #{number}",
             details={"number": number, "kind": export.kind, "phase": export.phase, "rule": str(export.rule),
-                     "lines": line_count, "sha256": sha256},
+                     "lines": line_count, "sha256": sha256, **(export.source.details if export.source else {})},
         )
     return snapshot
 

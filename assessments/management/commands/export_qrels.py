@@ -5,7 +5,7 @@ from pathlib import Path
 
 from assessments.management.base import BaseCommand
 from assessments.management.progress import campaign_or_fail, fail
-from assessments.services import aligned_exports, exports, image_campaigns
+from assessments.services import aligned_exports, exports, image_campaigns, qrels_sources
 
 
 class Command(BaseCommand):
@@ -36,9 +36,19 @@ class Command(BaseCommand):
             help="majority (ties: the lower label; for a category the first in the scheme), max, mean (rounded, .5 up) "
             "adjudicated (an adjudicator's final label where there is one, else majority) or assessor:NAME (default majority)",
         )
+        parser.add_argument(
+            "--sources", choices=qrels_sources.SOURCES, default="human",
+            help="human: the assessors' labels (default); machine: a machine judge's current labels; hybrid: the "
+            "assessors' where they judged a document, the judge's for the rest. Machine and hybrid files cover the topics "
+            "with human labels of --phase, as the judge_impact report scores them; the snapshot and its audit record say which",
+        )
+        parser.add_argument("--judge", help="with --sources machine or hybrid: the judge's name (default: the campaign's newest)")
 
-    def handle(self, *args, slug: str, kind: str | None, output: Path | None, phase: str, rule: str, **options):
+    def handle(self, *args, slug: str, kind: str | None, output: Path | None, phase: str, rule: str, sources: str,
+               judge: str | None, **options):
         campaign = campaign_or_fail(self, slug)
+        if (sources != "human" or judge) and (options["aligned"] or campaign.is_images):
+            fail(self, "--sources and --judge write one text campaign's dimension; not with --aligned or image campaigns")
         if options["aligned"]:
             self._aligned(campaign, kind=kind, output=output, output_dir=options["output_dir"], phase=phase, rule=rule)
             return
@@ -53,7 +63,7 @@ class Command(BaseCommand):
             self.stderr.write(f"{text.count(chr(10))} lines: ONTOPIC, PRO and CON of each judged image ({phase} phase, rule {rule})")
             return
         try:
-            export = exports.export_qrels(campaign=campaign, kind=kind, phase=phase, rule=rule)
+            export = qrels_sources.export_qrels(campaign=campaign, kind=kind, phase=phase, rule=rule, sources=sources, judge=judge)
         except exports.ExportError as exc:
             fail(self, exc)
         if output:
@@ -65,7 +75,8 @@ class Command(BaseCommand):
         snapshot = export.snapshot
         assert snapshot is not None  # stored once the last line has been read, as above
         if not snapshot.line_count:  # written all the same: a script may diff from it
-            self.stderr.write(f"warning: {exports.nothing_to_export(campaign=campaign, kind=kind, phase=phase, rule=rule)}")
+            why = exports.nothing_to_export(campaign=campaign, kind=kind, phase=phase, rule=rule)
+            self.stderr.write(f"warning: {why or f'the judge has no {snapshot.kind} labels of the topics with {phase}-phase labels'}")
         self.stderr.write(
             f"qrels snapshot #{snapshot.number}: {snapshot.line_count} {snapshot.kind} lines ({phase} phase, rule {snapshot.rule}), "
             f"sha256 {snapshot.sha256}" + (f", written to {output}" if output else "")

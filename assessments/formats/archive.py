@@ -15,7 +15,7 @@ and refuses the archive (FormatError naming the member) when one's size, record 
 manifest, when a listed member is missing, or when the zip holds one the manifest does not list. Records are
 then checked against SPECS as they are read: a wrong one raises FormatError(`archive:member`, line, what is
 wrong). Archives are written in VERSION; older versions' records are read as this version's (READS; see
-"Version 1" below). Pure: no Django import.
+"Version 1" below), and a member added since an older version has no records in its archives. Pure: no Django import.
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ from .errors import FormatError, shown
 from .reading import line_batches
 
 FORMAT = "touchstone-campaign-archive"
-# 2: labels as one object keyed by the scheme's dimensions, schemes of version 2. Version 1 archives are still read.
-VERSION = 3
+# 2: labels as one object keyed by the scheme's dimensions, schemes of version 2. 3: campaign kinds, topic metadata and
+# run predictions. 4: machine judges, their labels and their showings to assessors. Older versions are still read.
+VERSION = 4
 MANIFEST = "manifest.json"
 MANIFEST_MAX_BYTES = 1 << 20
 MAX_LINE_BYTES = 128 << 20  # a document record (import_documents allows 32 MiB) with its JSON escapes
@@ -198,10 +199,12 @@ _PHASES = one_of("training", "main")
 
 
 def _specs(
-    *, labels: Mapping[str, Check], settings: Mapping[str, Check], topic: Mapping[str, Check] = {}, run: Mapping[str, Check] = {}
+    *, labels: Mapping[str, Check], settings: Mapping[str, Check], topic: Mapping[str, Check] = {}, run: Mapping[str, Check] = {},
+    machine: Mapping[str, dict[str, Check]] = {},
 ) -> dict[str, dict[str, Check]]:
     """The members and their records' keys, with `labels` where a record holds labels, `settings` among the
-    campaign's and `topic` and `run` among a topic's and a run's (the ways the versions differ)."""
+    campaign's, `topic` and `run` among a topic's and a run's, and the `machine` members after the adjudications
+    (the ways the versions differ)."""
     return {
         "campaign.jsonl": {
             "slug": nonempty, "name": text, "preset": text, "scheme": anything, "guidelines": text,
@@ -254,6 +257,7 @@ def _specs(
             "created_at": moment, "updated_at": moment,
             "history": list_of(record({"revision": count, "adjudicator": nonempty, **labels, "reason": nonempty, "at": moment})),
         },
+        **machine,
         # kind: a dimension of the archived scheme (the importer checks which).
         "snapshots.jsonl": {
             "number": count, "kind": nonempty, "phase": one_of("main", "training", "all"),
@@ -267,9 +271,34 @@ def _specs(
     }
 
 
+# A judge's prompts are nested in its record; a label names its judge by name and the prompt it was made with by
+# (its dimension and) `prompt_version`, 0 for the local judge's, which has thresholds and no prompt. No key is ever
+# in an archive (nor in the database): `key_name` names where an install finds one. An exposure names the label the
+# assessor was shown by its line in machine_labels.jsonl (a label has no other key of its own: the same document
+# may be labelled again).
+_MACHINE_MEMBERS: dict[str, dict[str, Check]] = {
+    "machine_judges.jsonl": {
+        "name": nonempty, "kind": one_of("endpoint", "local"), "base_url": text, "model": text, "key_name": text,
+        "parameters": anything, "in_flight": count, "per_minute": count, "max_attempts": count, "thresholds": anything,
+        "created_by": optional(nonempty), "created_at": moment,
+        "prompts": list_of(record({
+            "dimension": nonempty, "version": count, "system": text, "template": text, "answers": anything,
+            "created_by": optional(nonempty), "created_at": moment,
+        })),
+    },
+    "machine_labels.jsonl": {
+        "judge": nonempty, "topic": nonempty, "doc": nonempty, "dimension": nonempty, "prompt_version": count,
+        "status": one_of("ok", "failed"), "labels": labels_object, "model": text, "parameters": anything, "raw_answer": text,
+        "reason": text, "error": text, "attempts": count, "prompt_tokens": count, "completion_tokens": count,
+        "duration_ms": count, "at": moment,
+    },
+    "machine_exposures.jsonl": {"assessor": nonempty, "topic": nonempty, "doc": nonempty, "label": count, "at": moment},
+}
+_KIND = {"kind": one_of("ranking", "classification", "images")}
 SPECS = _specs(
-    labels={"labels": labels_object}, settings={"stance_codes": anything, "kind": one_of("ranking", "classification", "images")},
-    topic={"metadata": anything}, run={"predictions": anything},
+    labels={"labels": labels_object},
+    settings={"stance_codes": anything, **_KIND, "reveal_machine_labels": flag, "machine_disagreement": count},
+    topic={"metadata": anything}, run={"predictions": anything}, machine=_MACHINE_MEMBERS,
 )
 MEMBERS = tuple(SPECS)  # the order they are written and imported in: a record names only what came before it
 
@@ -288,7 +317,6 @@ def snapshot_file(number: int) -> str:
 _VERSION_1_LABELS = {"relevance": integer, "quality": optional(integer), "stance": text}
 _VERSION_1_SETTING = "ask_details_only_if_relevant"
 SPECS_VERSION_1 = _specs(labels=_VERSION_1_LABELS, settings={_VERSION_1_SETTING: flag})
-READS = (1, 2, VERSION)  # the versions ArchiveReader reads
 
 
 def _from_version_1(name: str, value: dict) -> dict:
@@ -309,19 +337,34 @@ def _from_version_1(name: str, value: dict) -> dict:
     return value
 
 
-# --- Version 2 --------------------------------------------------------------------------------------------
-# Archives written before classification campaigns had no campaign kind, topic metadata or run predictions: every
-# campaign then ranked documents, no topic had metadata and no run predicted labels.
+# --- Versions 2 and 3 -------------------------------------------------------------------------------------
+# Archives written before classification campaigns (version 2) had no campaign kind, topic metadata or run
+# predictions: every campaign then ranked documents, no topic had metadata and no run predicted labels. Archives
+# written before machine judges (versions 1 to 3) have no judges, and their campaigns the settings a campaign has
+# without one, models.campaigns' defaults: no machine label shown to assessors, adjudication from a difference of two
+# grades.
 
 SPECS_VERSION_2 = _specs(labels={"labels": labels_object}, settings={"stance_codes": anything})
-_VERSION_2_DEFAULTS: dict[str, dict[str, object]] = {
-    "campaign.jsonl": {"kind": "ranking"}, "topics.jsonl": {"metadata": {}}, "runs.jsonl": {"predictions": {}},
+SPECS_VERSION_3 = _specs(
+    labels={"labels": labels_object}, settings={"stance_codes": anything, **_KIND}, topic={"metadata": anything},
+    run={"predictions": anything},
+)
+_SPECS = {1: SPECS_VERSION_1, 2: SPECS_VERSION_2, 3: SPECS_VERSION_3, VERSION: SPECS}
+READS = tuple(_SPECS)  # the versions ArchiveReader reads
+# The version that added keys to a member's records -> those keys with the values an older archive's records get.
+_ADDED: dict[int, dict[str, dict[str, object]]] = {
+    3: {"campaign.jsonl": {"kind": "ranking"}, "topics.jsonl": {"metadata": {}}, "runs.jsonl": {"predictions": {}}},
+    4: {"campaign.jsonl": {"reveal_machine_labels": False, "machine_disagreement": 2}},
 }
 
 
-def _from_version_2(name: str, value: dict) -> dict:
-    """A checked version-2 record of member `name` as this version writes it."""
-    return {**value, **_VERSION_2_DEFAULTS.get(name, {})}
+def _from_version(version: int, name: str, value: dict) -> dict:
+    """A checked record of member `name` in an archive of an older `version` (version 1's read as version 2's) as
+    this version writes it."""
+    for added_in, keys in _ADDED.items():
+        if version < added_in:
+            value = {**value, **keys.get(name, {})}
+    return value
 
 
 # --- Writing ----------------------------------------------------------------------------------------------
@@ -409,6 +452,7 @@ class ArchiveReader:
             raise FormatError(source, None, f"not a campaign archive (not a zip file: {exc})") from None
         self.manifest = self._read_manifest()
         self.version: int = self.manifest["version"]
+        self.specs = _SPECS[self.version]
         self.listed = {member["name"]: member for member in self.manifest["members"]}
 
     def where(self, member: str) -> str:
@@ -441,11 +485,12 @@ class ArchiveReader:
         except _Wrong as exc:
             raise FormatError(self.where(MANIFEST), None, str(exc)) from None
         listed = [m["name"] for m in manifest["members"]]
+        specs = _SPECS[manifest["version"]]
         problems = [f"member {shown(name)} is listed twice" for name in listed if listed.count(name) > 1]
-        problems += [f"member {name} is missing from the list" for name in MEMBERS if name not in listed]
+        problems += [f"member {name} is missing from the list" for name in specs if name not in listed]
         problems += [
-            f"{shown(name)} is not a member of a campaign archive"
-            for name in listed if name not in SPECS and not _SNAPSHOT_FILE.fullmatch(name)
+            f"{shown(name)} is not a member of a campaign archive of version {manifest['version']}"
+            for name in listed if name not in specs and not _SNAPSHOT_FILE.fullmatch(name)
         ]
         problems += [f"member {name} is listed but not in the archive" for name in listed if name not in names]
         problems += [f"{shown(name)} is in the archive but not listed" for name in sorted(names - set(listed) - {MANIFEST})]
@@ -488,8 +533,11 @@ class ArchiveReader:
 
     def records(self, name: str) -> Iterator[tuple[int, dict]]:
         """The member's records as (line, checked record): fields checked against SPECS[name] (an older version's
-        specs in an older archive, its records then read as this version's), times parsed."""
-        check = record({1: SPECS_VERSION_1, 2: SPECS_VERSION_2}.get(self.version, SPECS)[name])
+        specs in an older archive, its records then read as this version's), times parsed. A member added since the
+        archive's version has none."""
+        if name not in self.specs:
+            return
+        check = record(self.specs[name])
         source = self.where(name)
         line = 0
         with self._open(name) as stream:
@@ -502,8 +550,8 @@ class ArchiveReader:
                             value = _from_version_1(name, value)
                         except _Wrong as exc:
                             raise FormatError(source, line, str(exc)) from None
-                    if self.version <= 2:
-                        value = _from_version_2(name, value)
+                    if self.version < VERSION:
+                        value = _from_version(self.version, name, value)
                     yield line, value
 
     @staticmethod

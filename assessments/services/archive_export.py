@@ -1,7 +1,8 @@
 """A whole campaign in one file (formats.archive): its settings and label scheme, members, topics, the documents it
 pooled or judged (with their text), runs, pool, assignments, every judgment with its full history and replies,
-adjudications with theirs, qrels snapshots and the audit trail. `import_campaign` (services.archive_import) reads
-it back into this install or another.
+adjudications with theirs, machine judges with their prompt versions, every machine label with its provenance and
+each showing of one to an assessor, qrels snapshots and the audit trail. `import_campaign`
+(services.archive_import) reads it back into this install or another.
 
 Memory stays flat whatever the campaign's size: every member is written as its rows arrive from a server-side
 cursor (`.iterator()`), and a record's children (a judgment's history and replies, an entry's sources) are
@@ -34,8 +35,12 @@ from assessments.models import (
     AuditEvent,
     Campaign,
     Document,
+    JudgePrompt,
     Judgment,
     JudgmentEvent,
+    MachineExposure,
+    MachineJudge,
+    MachineLabel,
     Membership,
     PoolEntry,
     PoolSource,
@@ -136,13 +141,16 @@ def _counted(campaign: Campaign) -> list[QuerySet]:
         _documents(campaign), Run.objects.filter(campaign=campaign), Ranking.objects.filter(run__campaign=campaign),
         PoolEntry.objects.filter(topic__campaign=campaign), Assignment.objects.filter(topic__campaign=campaign),
         Judgment.objects.filter(topic__campaign=campaign), Adjudication.objects.filter(topic__campaign=campaign),
-        QrelsSnapshot.objects.filter(campaign=campaign), AuditEvent.objects.filter(campaign=campaign),
+        MachineJudge.objects.filter(campaign=campaign), MachineLabel.objects.filter(judge__campaign=campaign),
+        MachineExposure.objects.filter(label__judge__campaign=campaign), QrelsSnapshot.objects.filter(campaign=campaign),
+        AuditEvent.objects.filter(campaign=campaign),
     ]
 
 
 def _members(campaign: Campaign) -> dict[str, Iterable[dict]]:
     """Each member's records, as lazy iterators: nothing is read before its member is written."""
     c = campaign
+    machine_labels, machine_exposures = _machine_labels(c)
     return {
         "campaign.jsonl": [_campaign(c)],
         "users.jsonl": _rows(_users(c).order_by("username"), "username", "role", "first_name", "last_name"),
@@ -218,6 +226,20 @@ def _members(campaign: Campaign) -> dict[str, Iterable[dict]]:
                 "revision", "labels", "reason", "at", _parent="adjudication_id", adjudicator="adjudicator__username",
             ),
         ),
+        "machine_judges.jsonl": _nested(
+            _rows(
+                MachineJudge.objects.filter(campaign=c).order_by("pk"),
+                "name", "kind", "base_url", "model", "key_name", "parameters", "in_flight", "per_minute", "max_attempts",
+                "thresholds", "created_at", _id="pk", created_by="created_by__username",
+            ),
+            prompts=_rows(
+                JudgePrompt.objects.filter(judge__campaign=c).order_by("judge_id", "dimension", "version"),
+                "dimension", "version", "system", "template", "answers", "created_at", _parent="judge_id",
+                created_by="created_by__username",
+            ),
+        ),
+        "machine_labels.jsonl": machine_labels,
+        "machine_exposures.jsonl": machine_exposures,
         "snapshots.jsonl": (
             {**row, "file": snapshot_file(row["number"])}
             for row in _rows(
@@ -236,10 +258,41 @@ def _members(campaign: Campaign) -> dict[str, Iterable[dict]]:
 def _campaign(campaign: Campaign) -> dict:
     fields = (
         "slug", "name", "preset", "scheme", "guidelines", "phase", "training_round", "propagate_to_duplicates",
-        "seconds_per_judgment", "agreement_threshold", "overlap_share", "stance_codes", "kind", "created_at", "archived_at",
+        "seconds_per_judgment", "agreement_threshold", "overlap_share", "stance_codes", "kind", "reveal_machine_labels",
+        "machine_disagreement", "created_at", "archived_at",
     )
     collection = campaign.collection
     return {**{name: getattr(campaign, name) for name in fields}, "collection": {"slug": collection.slug, "name": collection.name}}
+
+
+def _machine_labels(campaign: Campaign) -> tuple[Iterator[dict], Iterator[dict]]:
+    """The records of machine_labels.jsonl and of machine_exposures.jsonl, which names the label an assessor was
+    shown by its line in machine_labels.jsonl: the lines of the labels shown to someone are noted as the labels are
+    written, before the exposures, so that no other label's line is held."""
+    lines: dict[int, int] = {}
+
+    def labels() -> Iterator[dict]:
+        shown = set(MachineExposure.objects.filter(label__judge__campaign=campaign).values_list("label_id", flat=True))
+        rows = _rows(
+            MachineLabel.objects.filter(judge__campaign=campaign).order_by("pk"),
+            "dimension", "prompt_version", "status", "labels", "model", "parameters", "raw_answer", "reason", "error",
+            "attempts", "prompt_tokens", "completion_tokens", "duration_ms", "at",
+            _id="pk", judge="judge__name", topic="topic__number", doc="document__doc_id",
+        )
+        for line, label in enumerate(rows, 1):
+            if (pk := label.pop("_id")) in shown:
+                lines[pk] = line
+            yield label
+
+    def exposures() -> Iterator[dict]:
+        for exposure in _rows(
+            MachineExposure.objects.filter(label__judge__campaign=campaign).order_by("pk"),
+            "at", _label="label_id", assessor="assessor__username", topic="topic__number", doc="document__doc_id",
+        ):
+            exposure["label"] = lines[exposure.pop("_label")]
+            yield exposure
+
+    return labels(), exposures()
 
 
 def _users(campaign: Campaign) -> QuerySet[User]:
@@ -255,7 +308,8 @@ def _users(campaign: Campaign) -> QuerySet[User]:
         AdjudicationEvent.objects.filter(adjudication__topic__campaign=c).values("adjudicator"),
         Adjudication.objects.filter(topic__campaign=c).values("adjudicator"),
         Run.objects.filter(campaign=c).values("uploaded_by"), QrelsSnapshot.objects.filter(campaign=c).values("created_by"),
-        AuditEvent.objects.filter(campaign=c).values("actor"),
+        MachineJudge.objects.filter(campaign=c).values("created_by"), JudgePrompt.objects.filter(judge__campaign=c).values("created_by"),
+        MachineExposure.objects.filter(label__judge__campaign=c).values("assessor"), AuditEvent.objects.filter(campaign=c).values("actor"),
     ]
     where = Q()
     for ids in named_by:
@@ -264,12 +318,15 @@ def _users(campaign: Campaign) -> QuerySet[User]:
 
 
 def _documents(campaign: Campaign) -> QuerySet[Document]:
-    """The collection's documents the campaign pooled, judged or adjudicated (runs name documents by id only)."""
+    """The collection's documents the campaign pooled, judged, adjudicated or had a machine judge label or show
+    (runs name documents by id only)."""
     c = campaign
     return Document.objects.filter(
         Q(pk__in=PoolEntry.objects.filter(topic__campaign=c).values("document"))
         | Q(pk__in=Judgment.objects.filter(topic__campaign=c).values("document"))
         | Q(pk__in=Adjudication.objects.filter(topic__campaign=c).values("document"))
+        | Q(pk__in=MachineLabel.objects.filter(judge__campaign=c).values("document"))
+        | Q(pk__in=MachineExposure.objects.filter(label__judge__campaign=c).values("document"))
     )
 
 

@@ -3,8 +3,9 @@
 Checks first, then one transaction. Every member is read against the manifest (size, record count, sha256)
 before anything is stored; then every record is checked as it is stored: its fields, the users, topics,
 documents, runs and pool entries it names (which earlier members, or this install's collection, must hold),
-labels against the archived scheme, and a history that ends at its judgment's revision with its labels. The
-first wrong record raises FormatError(`archive:member`, line, what is wrong) and the transaction stores nothing.
+labels against the archived scheme (a machine label's and a judge's prompt's too), and a history that ends at its
+judgment's revision with its labels. The first wrong record raises FormatError(`archive:member`, line, what is
+wrong) and the transaction stores nothing.
 An archive of an earlier format version arrives here already read as the current one (formats.archive: version 1's
 label columns as `labels`, its scheme upgraded), so it imports as it would have before.
 
@@ -15,10 +16,11 @@ reused by id, those it lacks are added with the archived text, stubs get the arc
 text here differs from the archive's keeps this install's (a warning counts them).
 
 Rows are stored as archived: timestamps, revisions and authors included. They go in with COPY, ids taken from
-the tables' sequences first so that a judgment's history and replies, an entry's sources and an assignment's
-items are written beside it. The database's rules for the record are not switched off: history rows are only
-ever inserted, and each judgment arrives with the history row of its current revision, which the deferred
-trigger of migration 0008 checks before the import commits, as for any write. PostgreSQL only (COPY).
+the tables' sequences first so that a judgment's history and replies, an entry's sources, an assignment's items and
+a judge's prompts are written beside it. The database's rules for the record are not switched off: history rows,
+prompt versions, machine labels and their showings are only ever inserted (each as it will stay: their tables refuse
+any UPDATE), and each judgment arrives with the history row of its current revision, which the deferred trigger of
+migration 0008 checks before the import commits, as for any write. PostgreSQL only (COPY).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -36,6 +39,7 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Model
 
 from accounts.models import User
+from assessments import prompts
 from assessments.formats.archive import MEMBERS, ArchiveReader
 from assessments.formats.errors import FormatError
 from assessments.labels import LabelScheme
@@ -48,8 +52,12 @@ from assessments.models import (
     Campaign,
     Collection,
     Document,
+    JudgePrompt,
     Judgment,
     JudgmentEvent,
+    MachineExposure,
+    MachineJudge,
+    MachineLabel,
     Membership,
     PoolEntry,
     PoolSource,
@@ -69,6 +77,7 @@ BATCH = 2000  # records per COPY
 _SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 _JUDGMENT_LABELS = ("labels", "note", "flagged")  # what the history row of the current revision must repeat
 _DOCUMENTS = "touchstone_archive_documents"  # temporary
+_PROMPT = ("dimension", "version", "system", "template", "answers", "created_at")  # a prompt version's columns
 
 
 @dataclass
@@ -132,13 +141,17 @@ def import_campaign(
 
 
 class _Restore:
-    """One import's state: the ids of what earlier members stored (users, topics, runs: few), and the counts."""
+    """One import's state: the ids of what earlier members stored (users, topics, runs, judges and their prompts:
+    few; machine labels, eight bytes each), and the counts."""
 
     def __init__(self, reader: ArchiveReader, cursor, progress: Progress, *, done: int, total: int) -> None:
         self.reader, self.cursor, self.progress, self.done, self.total = reader, cursor, progress, done, total
         self.users: dict[str, int] = {}
         self.topics: dict[str, int] = {}
         self.runs: dict[str, int] = {}
+        self.judges: dict[str, int] = {}
+        self.prompts: dict[tuple[str, str, int], int] = {}  # (judge, dimension, version) -> id
+        self.machine_labels = array("q")  # the id of each line's label, for the exposures that name it by its line
         self.counts: dict[str, int] = {}
         self.placeholders: list[str] = []
         self.warnings: list[str] = []
@@ -157,7 +170,9 @@ class _Restore:
             "users.jsonl": self._users, "memberships.jsonl": self._memberships, "topics.jsonl": self._topics,
             "documents.jsonl": self._documents, "runs.jsonl": self._runs, "rankings.jsonl": self._rankings,
             "pool.jsonl": self._pool, "assignments.jsonl": self._assignments, "judgments.jsonl": self._judgments,
-            "adjudications.jsonl": self._adjudications, "snapshots.jsonl": self._snapshots, "audit.jsonl": self._audit,
+            "adjudications.jsonl": self._adjudications, "machine_judges.jsonl": self._machine_judges,
+            "machine_labels.jsonl": self._machine_labels, "machine_exposures.jsonl": self._machine_exposures,
+            "snapshots.jsonl": self._snapshots, "audit.jsonl": self._audit,
         }
         after = {"documents.jsonl": self._merge_documents, "pool.jsonl": self._link_twins}
         for member in MEMBERS[1:]:  # in the archive's order: a record names only what earlier members hold
@@ -188,6 +203,11 @@ class _Restore:
         if name not in self.users:
             raise self.wrong(line, f"{key}: user {name!r} is not in users.jsonl")
         return self.users[name]
+
+    def not_a_dimension(self, name: str) -> str | None:
+        if self.scheme.has(name):
+            return None
+        return f"{name!r} is not a dimension of the campaign's scheme ({', '.join(self.scheme.names)})"
 
     def topic(self, line: int, number: str) -> int:
         if number not in self.topics:
@@ -475,12 +495,89 @@ class _Restore:
         self.store(_Batch(Adjudication, columns, adjudications, _lines(batch)), unique=("topic_id", "document_id"))
         self.store(_Batch(AdjudicationEvent, ("adjudication_id", "adjudicator_id", "revision", "labels", "reason", "at"), events, _lines(batch)))
 
+    def _machine_judges(self, batch: list[tuple[int, dict]]) -> None:
+        ids = self.new_ids(MachineJudge, len(batch))
+        prompt_ids = iter(self.new_ids(JudgePrompt, sum(len(r["prompts"]) for _, r in batch)))
+        judges, versions, lines = [], [], []
+        for pk, (line, r) in zip(ids, batch):
+            if r["name"] in self.judges:
+                raise self.wrong(line, f"judge {r['name']!r} is listed twice")
+            self.judges[r["name"]] = pk
+            judges.append((pk, self.campaign_id, *_jsoned(r, "parameters", "thresholds", without=("created_by", "prompts")).values(),
+                           self.user(line, r["created_by"], key="created_by")))
+            for i, prompt in enumerate(r["prompts"]):
+                if problem := self._prompt_problem(prompt):
+                    raise self.wrong(line, f"prompts[{i}]: {problem}")
+                key = (r["name"], prompt["dimension"], prompt["version"])
+                if key in self.prompts:
+                    raise self.wrong(line, f"prompts[{i}]: version {prompt['version']} of {prompt['dimension']} is listed twice")
+                self.prompts[key] = next(prompt_ids)
+                versions.append((self.prompts[key], pk, *_jsoned_values(prompt, "answers", only=_PROMPT),
+                                 self.user(line, prompt["created_by"], key=f"prompts[{i}]: created_by")))
+                lines.append(line)
+        fields = tuple(k for k in batch[0][1] if k not in ("created_by", "prompts"))
+        self.store(_Batch(MachineJudge, ("id", "campaign_id", *fields, "created_by_id"), judges, _lines(batch)))
+        self.store(_Batch(JudgePrompt, ("id", "judge_id", *_PROMPT, "created_by_id"), versions, lines))
+
+    def _prompt_problem(self, prompt: dict) -> str | None:
+        """What is wrong with a prompt version for this campaign: a dimension outside the scheme, or answers that
+        map to no value of it (as a changed prompt is checked, services.machine_judges)."""
+        if problem := self.not_a_dimension(prompt["dimension"]):
+            return f"dimension: {problem}"
+        try:
+            prompts.check_answers(self.scheme.dimension(prompt["dimension"]), prompt["answers"])
+        except ValueError as exc:
+            return f"answers: {exc}"
+        return None
+
+    def _machine_labels(self, batch: list[tuple[int, dict]]) -> None:
+        documents = self.documents(batch)
+        ids = self.new_ids(MachineLabel, len(batch))
+        rows = []
+        for pk, (line, r) in zip(ids, batch):
+            self._check_machine_label(line, r)
+            if r["judge"] not in self.judges:
+                raise self.wrong(line, f"judge {r['judge']!r} is not in machine_judges.jsonl")
+            prompt = None
+            if r["prompt_version"]:  # 0: made without a prompt (the local judge's thresholds)
+                prompt = self.prompts.get((r["judge"], r["dimension"], r["prompt_version"]))
+                if prompt is None:
+                    raise self.wrong(line, f"prompt_version: judge {r['judge']} has no version {r['prompt_version']} of its "
+                                           f"{r['dimension']} prompt in machine_judges.jsonl")
+            rows.append((pk, self.judges[r["judge"]], prompt, self.topic(line, r["topic"]), documents[r["doc"]],
+                         *_jsoned(r, "labels", "parameters", without=("judge", "topic", "doc")).values()))
+        fields = tuple(k for k in batch[0][1] if k not in ("judge", "topic", "doc"))
+        self.store(_Batch(MachineLabel, ("id", "judge_id", "prompt_id", "topic_id", "document_id", *fields), rows, _lines(batch)))
+        self.machine_labels.extend(ids)
+
+    def _check_machine_label(self, line: int, r: dict) -> None:
+        """The scheme's values for its dimension (as the database checks, without saying which line), and the
+        shape a call's outcome has: a label holds its dimension's value, a failure none."""
+        if problem := self.not_a_dimension(r["dimension"]):
+            raise self.wrong(line, f"dimension: {problem}")
+        if problems := self.scheme.errors(r["labels"], conditions=False):
+            raise self.wrong(line, "; ".join(problems))
+        wanted = {r["dimension"]} if r["status"] == MachineLabel.Status.OK else set()
+        if set(r["labels"]) != wanted:
+            shape = f"the value of {r['dimension']} only" if wanted else "no label"
+            raise self.wrong(line, f"labels: a machine label of status {r['status']} holds {shape}")
+
+    def _machine_exposures(self, batch: list[tuple[int, dict]]) -> None:
+        documents = self.documents(batch)
+        rows = []
+        for line, r in batch:
+            if not 1 <= r["label"] <= len(self.machine_labels):
+                raise self.wrong(line, f"label: machine_labels.jsonl has no line {r['label']}")
+            rows.append((self.user(line, r["assessor"], key="assessor"), self.topic(line, r["topic"]), documents[r["doc"]],
+                         self.machine_labels[r["label"] - 1], r["at"]))
+        self.store(_Batch(MachineExposure, ("assessor_id", "topic_id", "document_id", "label_id", "at"), rows, _lines(batch)))
+
     def _snapshots(self, batch: list[tuple[int, dict]]) -> None:
         for line, r in batch:
             if r["file"] not in self.reader.listed:
                 raise self.wrong(line, f"file: {r['file']!r} is not a member of the archive")
-            if not self.scheme.has(r["kind"]):
-                raise self.wrong(line, f"kind: {r['kind']!r} is not a dimension of the campaign's scheme ({', '.join(self.scheme.names)})")
+            if problem := self.not_a_dimension(r["kind"]):
+                raise self.wrong(line, f"kind: {problem}")
             (pk,) = self.new_ids(QrelsSnapshot, 1)
             columns = ("id", "campaign_id", "number", "kind", "phase", "rule", "line_count", "sha256", "created_by_id", "created_at")
             row = (pk, self.campaign_id, *(r[k] for k in columns[2:8]), self.user(line, r["created_by"], key="created_by"), r["created_at"])

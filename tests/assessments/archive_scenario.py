@@ -9,17 +9,24 @@ tabs, CR/LF, quotes, non-Latin scripts and characters outside the BMP.
 import hashlib
 import io
 import json
+import os
 from pathlib import Path
+from unittest import mock
 
 from accounts.models import Role
 from assessments.formats.qrels import write_qrels
+from assessments.metrics.calibration import grade_of
 from assessments.models import (
     Adjudication,
     Assignment,
     AuditEvent,
     Campaign,
     Document,
+    JudgePrompt,
     Judgment,
+    MachineExposure,
+    MachineJudge,
+    MachineLabel,
     Membership,
     Phase,
     PoolEntry,
@@ -29,7 +36,7 @@ from assessments.models import (
     Run,
     Topic,
 )
-from assessments.services import assignments, campaigns, discussion, evaluation, exports
+from assessments.services import assignments, campaigns, discussion, evaluation, exports, machine_judges
 from assessments.services.adjudication import Decision, adjudicate
 from assessments.services.duplicates import group_duplicates
 from assessments.services.imports.documents import import_documents
@@ -38,6 +45,7 @@ from assessments.services.imports.runs import import_runs
 from assessments.services.imports.topics import import_topics
 from assessments.services.judging import Labels, judge_entry
 from assessments.services.pooling import PoolSpec, build_pool
+from tests.chat_server import chat_server
 from tests.factories import UserFactory
 
 TOPICS = """<topics>
@@ -58,6 +66,10 @@ DOCUMENTS = [
 ]
 STANCES = ("FIRST", "SECOND", "NEUTRAL", "NO")
 RANKED = ["d\\1", "unicode", "html", "twin-a", "twin-b", *(f"doc-{i}" for i in range(8)), "no-text-1"]
+# The endpoint judge's key: in the environment while it runs, never in the database or an archive.
+KEY_NAME, KEY = "TOUCHSTONE_SCENARIO_KEY", "sk-scenario-never-archived-7d3e"
+# The local judge's calibration; 0.1 + 0.2 is a float whose JSON text is long.
+THRESHOLDS = {"relevance": [[0.1 + 0.2, 1], [0.5, 2]]}
 
 
 def _run(tag: str, shift: int) -> str:
@@ -84,11 +96,47 @@ def _judge_all(assignment: Assignment, *, shift: int = 0) -> None:
             judge_entry(assignment=assignment, entry=entry, labels=_labels(i + shift, assignment.topic.number), time_spent_ms=1000 + i)
 
 
+def _answer(prompt: str) -> str:
+    """The endpoint judge's model: a grade from the prompt's length, after a reason with text that needs escapes."""
+    return f"Compares the objects:\ta \"reason\" \\ 猫 😀\n##final answer: {len(prompt) % 3}"
+
+
+def _machine_judges(campaign: Campaign, olivia, alice, bob) -> None:
+    """An endpoint judge with two versions of its relevance prompt, whose labels (one a failed call) are made by
+    its run against a loopback server; a local judge with thresholds and labels as its run writes them (made here,
+    so that the archive's tests do not load the embedding model); alice and bob each shown a label."""
+    two, three = Topic.objects.filter(campaign=campaign, number__in=("2", "3")).order_by("number")
+    Campaign.objects.filter(pk=campaign.pk).update(reveal_machine_labels=True, machine_disagreement=1)
+    with mock.patch.dict(os.environ, {KEY_NAME: KEY}), chat_server(answer=_answer, failures=[401]) as server:
+        judge = machine_judges.add_judge(
+            campaign=campaign, name="chat", kind="endpoint", model="test-model", base_url=server.url, key_name=KEY_NAME,
+            parameters={"temperature": 0, "max_tokens": 200}, in_flight=1, per_minute=60_000, max_attempts=2, by=olivia,
+        )
+        machine_judges.run_judge(judge=judge, dimensions=["relevance", "quality"], topic="2", by=olivia)
+        first = machine_judges.current_prompts(judge)["relevance"]
+        machine_judges.change_prompt(judge=judge, dimension="relevance", template=first.template + "\nBe strict.",
+                                     answers={"0": 0, "1": 1, "2": 2, "3": 2}, system="You judge\tstrictly.", by=olivia)
+        machine_judges.run_judge(judge=judge, dimensions=["relevance"], topic="3", by=olivia)
+    local = machine_judges.add_judge(campaign=campaign, name="local", kind="local", by=olivia)
+    MachineJudge.objects.filter(pk=local.pk).update(thresholds=THRESHOLDS)
+    for i, entry in enumerate(PoolEntry.objects.filter(topic=three, duplicate_of=None).select_related("document").order_by("order")):
+        similarity = i / 10
+        MachineLabel.objects.create(
+            judge=local, topic=three, document=entry.document, dimension="relevance", model=local.model, prompt_version=0,
+            parameters={"thresholds": THRESHOLDS["relevance"]}, status="ok",
+            labels={"relevance": grade_of(similarity, [tuple(cut) for cut in THRESHOLDS["relevance"]], 0)},
+            raw_answer=f"{similarity:.6f}", reason=f"cosine similarity {similarity:.3f} to the topic",
+        )
+    for assessor, topic, judge_name in ((alice, two, "chat"), (bob, three, "local")):
+        label = MachineLabel.objects.filter(judge__name=judge_name, topic=topic, status="ok").order_by("-id").first()
+        MachineExposure.objects.create(assessor=assessor, topic=topic, document=label.document, label=label)
+
+
 def build(folder: Path) -> Campaign:
     """The campaign "archived": three topics (one for training), documents, two runs with stances, a pool with
     twins, training and main assignments with overlap slices, judgments with several revisions, a flag with a
-    reply, imported qrels, an adjudication revised once, two qrels snapshots, closed and archived, and the audit
-    trail of all that."""
+    reply, imported qrels, an adjudication revised once, machine judges with their labels and an assessor shown
+    one, two qrels snapshots, closed and archived, and the audit trail of all that."""
     ada = UserFactory(username="ada", role=Role.ADMIN, first_name="Ada", last_name="Lovelace")
     olivia = UserFactory(username="olivia", role=Role.ORGANISER, first_name="Olivia")
     alice, bob = UserFactory(username="alice"), UserFactory(username="bob")
@@ -133,6 +181,7 @@ def build(folder: Path) -> Campaign:
     disputed = Document.objects.get(collection=campaign.collection, doc_id=first.document.doc_id)
     adjudicate(topic=one, document=disputed, decision=Decision({"relevance": 1, "quality": 2, "stance": "FIRST"}, reason="Gives reasons."), by=ada)
     adjudicate(topic=one, document=disputed, decision=Decision({"relevance": 2, "quality": 2, "stance": "SECOND"}, reason="On reflection: \"SECOND\"."), by=ada)
+    _machine_judges(campaign, olivia, alice, bob)
     for kind, phase, rule in (("relevance", "main", "majority"), ("stance", "all", "adjudicated")):
         b"".join(exports.export_qrels(campaign=campaign, kind=kind, phase=phase, rule=rule, created_by=olivia))
     campaigns.advance_phase(campaign=campaign, to=Phase.CLOSED, by=olivia)
@@ -156,7 +205,7 @@ def fingerprint(campaign: Campaign) -> dict:
     return {
         "campaign": [_plain(getattr(c, f)) for f in (
             "name", "preset", "scheme", "guidelines", "phase", "training_round", "propagate_to_duplicates", "seconds_per_judgment", "agreement_threshold", "overlap_share", "created_at",
-            "archived_at",
+            "archived_at", "reveal_machine_labels", "machine_disagreement",
         )] + [c.collection.slug, c.collection.name],
         "members": rows(Membership.objects.filter(campaign=c).order_by("user__username"), "user__username", "role", "added_by__username", "created_at"),
         "topics": rows(Topic.objects.filter(campaign=c).order_by("number"), "number", "title", "description", "narrative",
@@ -195,6 +244,26 @@ def fingerprint(campaign: Campaign) -> dict:
              b"".join(exports.snapshot_content(s)).decode()]
             for s in QrelsSnapshot.objects.filter(campaign=c).select_related("created_by").order_by("number")
         ],
+        "machine_judges": rows(
+            MachineJudge.objects.filter(campaign=c).order_by("name"), "name", "kind", "base_url", "model", "key_name",
+            "parameters", "in_flight", "per_minute", "max_attempts", "thresholds", "created_by__username", "created_at",
+        ),
+        "prompts": rows(
+            JudgePrompt.objects.filter(judge__campaign=c).order_by("judge__name", "dimension", "version"),
+            "judge__name", "dimension", "version", "system", "template", "answers", "created_by__username", "created_at",
+        ),
+        # Every field of a label's provenance, and the prompt it names.
+        "machine_labels": rows(
+            MachineLabel.objects.filter(judge__campaign=c).order_by("judge__name", "topic__number", "document__doc_id", "dimension", "at"),
+            "judge__name", "topic__number", "document__doc_id", "dimension", "prompt__dimension", "prompt__version",
+            "prompt__template", "status", "labels", "model", "prompt_version", "parameters", "raw_answer", "reason", "error",
+            "attempts", "prompt_tokens", "completion_tokens", "duration_ms", "at",
+        ),
+        "exposures": rows(
+            MachineExposure.objects.filter(label__judge__campaign=c).order_by("at"), "assessor__username", "topic__number",
+            "document__doc_id", "label__judge__name", "label__topic__number", "label__document__doc_id", "label__dimension",
+            "label__at", "at",
+        ),
         "audit": audit_trail(c),
         "qrels": {f"{kind} {phase} {rule}": _qrels(c, kind, phase, rule) for kind, phase, rule in _exports(c)},
         "evaluation": {

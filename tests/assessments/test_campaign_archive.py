@@ -3,8 +3,10 @@ the same qrels for every rule (byte for byte), the same histories and audit trai
 the same evaluation figures. An archive that is corrupt, changed after export or inconsistent is refused whole,
 naming the member and line, and changes nothing."""
 
+import functools
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -17,7 +19,7 @@ from accounts.models import User
 from assessments.formats.archive import SPECS, ArchiveWriter
 from assessments.formats.errors import FormatError
 from assessments.labels import Condition
-from assessments.models import AuditEvent, Campaign, Judgment, JudgmentEvent
+from assessments.models import AuditEvent, Campaign, Judgment, JudgmentEvent, MachineJudge
 from assessments.services.archive_export import export_campaign
 from assessments.services.archive_import import import_campaign
 from assessments.services.imports import ImportProblem
@@ -80,6 +82,45 @@ def test_a_campaign_imported_under_a_new_slug_is_the_same_campaign(archived):
     assert not User.objects.filter(is_active=False).exclude(role="source").exists()
 
 
+def members(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist() if name != "manifest.json"}
+
+
+def test_a_campaign_exported_again_after_its_import_gives_the_same_archive(archived, tmp_path):
+    """Every member byte for byte, but the slug and the trail's import event: nothing is lost or changed on the way,
+    machine judges, their prompt versions, labels with their provenance and the showings of labels included."""
+    _, before, exported = archived
+    import_campaign(path=exported.path, slug="archived-copy")
+    copy = Campaign.objects.get(slug="archived-copy")
+    again = export_campaign(campaign=copy, path=tmp_path / "again.zip")
+
+    first, second = members(exported.path), members(again.path)
+    assert first.keys() == second.keys()
+    for name in first.keys() - {"campaign.jsonl", "audit.jsonl"}:
+        assert first[name] == second[name], name
+    assert second["campaign.jsonl"] == first["campaign.jsonl"].replace(b'"slug":"archived"', b'"slug":"archived-copy"', 1)
+    assert second["audit.jsonl"].startswith(first["audit.jsonl"]) and second["audit.jsonl"].count(b"\n") == first["audit.jsonl"].count(b"\n") + 1
+    labels = [json.loads(line) for line in first["machine_labels.jsonl"].splitlines()]
+    assert {(label["judge"], label["status"], label["prompt_version"]) for label in labels} == {
+        ("chat", "ok", 1), ("chat", "failed", 1), ("chat", "ok", 2), ("local", "ok", 0),
+    }
+    assert len(first["machine_exposures.jsonl"].splitlines()) == 2
+    after = fingerprint(copy)
+    for key in ("campaign", "machine_judges", "prompts", "machine_labels", "exposures"):
+        assert after[key] == before[key], key
+
+
+def test_a_judges_key_is_never_in_the_archive_only_where_to_find_it(archived):
+    _, _, exported = archived
+    written = members(exported.path)
+    assert not any(archive_scenario.KEY.encode() in data for data in written.values())
+    judges = [json.loads(line) for line in written["machine_judges.jsonl"].splitlines()]
+    assert [(judge["name"], judge["key_name"]) for judge in judges] == [("chat", archive_scenario.KEY_NAME), ("local", "")]
+    assert [(p["dimension"], p["version"]) for p in judges[0]["prompts"]] == [("quality", 1), ("relevance", 1), ("relevance", 2), ("stance", 1)]
+    assert judges[1]["thresholds"] == archive_scenario.THRESHOLDS and judges[1]["prompts"] == []
+
+
 def test_the_archive_holds_every_judgment_with_its_full_history(archived):
     campaign, _, exported = archived
     with zipfile.ZipFile(exported.path) as archive:
@@ -91,7 +132,7 @@ def test_the_archive_holds_every_judgment_with_its_full_history(archived):
     assert [h["revision"] for h in relabelled["history"]] == [1, 2, 3]
     assert relabelled["history"][-1]["labels"] == relabelled["labels"] == {"relevance": 2, "quality": 1, "stance": "NEUTRAL"}
     assert relabelled["replies"][0]["author"] == "olivia"
-    assert manifest["format"] == "touchstone-campaign-archive" and manifest["version"] == 3
+    assert manifest["format"] == "touchstone-campaign-archive" and manifest["version"] == 4
     assert [m["name"] for m in manifest["members"]] == [*SPECS, "snapshots/0001.qrels", "snapshots/0002.qrels"]
 
 
@@ -159,6 +200,19 @@ def test_an_archive_changed_after_export_is_refused_whole(archived, tmp_path, me
          "history[0].reason: expected a non-empty string"),
         ("pool.jsonl", lambda line: line.replace(b'"doc":"', b'"doc":"nowhere-', 1), "is neither in documents.jsonl nor in the collection"),
         ("topics.jsonl", lambda line: line + line, "topic '1' is listed twice"),
+        # Machine labels are checked against the scheme as judgments are, and must name a judge and prompt before them.
+        ("machine_labels.jsonl", lambda line: line.replace(b'"labels":{"relevance":1}', b'"labels":{"relevance":7}', 1),
+         "relevance 7 is not one of [0, 1, 2]"),
+        ("machine_labels.jsonl", lambda line: line.replace(b'"status":"failed","labels":{}', b'"status":"ok","labels":{}', 1),
+         "labels: a machine label of status ok holds the value of relevance only"),
+        ("machine_labels.jsonl", lambda line: line.replace(b'"judge":"chat"', b'"judge":"nobody"', 1),
+         "judge 'nobody' is not in machine_judges.jsonl"),
+        ("machine_labels.jsonl", lambda line: line.replace(b'"prompt_version":2', b'"prompt_version":3', 1),
+         "prompt_version: judge chat has no version 3 of its relevance prompt in machine_judges.jsonl"),
+        ("machine_judges.jsonl", lambda line: line.replace(b'"answers":{"0":0', b'"answers":{"0":7', 1),
+         "prompts[0]: answers: answer '0' maps to 7, which is not a value of quality"),
+        ("machine_exposures.jsonl", lambda line: re.sub(rb'"label":[0-9]+', b'"label":999', line, count=1),
+         "label: machine_labels.jsonl has no line 999"),
     ],
 )
 def test_an_inconsistent_archive_names_its_member_and_line_and_changes_nothing(archived, tmp_path, member, change, error):
@@ -216,6 +270,9 @@ NOT_ARCHIVED = {
     "topic": "by number", "run": "by tag", "entry": "by its topic and doc id", "assignment": "nested in its assignment",
     "judgment": "nested in its judgment", "adjudication": "nested in its adjudication", "snapshot": "nested in its snapshot",
     "index": "a snapshot's bytes are one file member", "data": "a snapshot's bytes are one file member",
+    "judge": "by name; a prompt version nested in its judge",
+    "prompt": "by its judge, its dimension and prompt_version (0: made without a prompt, by the local judge's thresholds)",
+    "job": "jobs are not archived: the progress of long work; a machine label's provenance is in its own fields",
 }
 ARCHIVED = {  # model -> the member (and the key its records are nested under) that holds its records
     "Campaign": ("campaign.jsonl",), "Collection": ("campaign.jsonl", "collection"), "Membership": ("memberships.jsonl",), "Topic": ("topics.jsonl",),
@@ -223,6 +280,8 @@ ARCHIVED = {  # model -> the member (and the key its records are nested under) t
     "PoolSource": ("pool.jsonl", "sources"), "Assignment": ("assignments.jsonl",), "AssignmentItem": ("assignments.jsonl", "items"),
     "Judgment": ("judgments.jsonl",), "JudgmentEvent": ("judgments.jsonl", "history"), "Reply": ("judgments.jsonl", "replies"),
     "Adjudication": ("adjudications.jsonl",), "AdjudicationEvent": ("adjudications.jsonl", "history"),
+    "MachineJudge": ("machine_judges.jsonl",), "JudgePrompt": ("machine_judges.jsonl", "prompts"),
+    "MachineLabel": ("machine_labels.jsonl",), "MachineExposure": ("machine_exposures.jsonl",),
     "QrelsSnapshot": ("snapshots.jsonl",), "QrelsSnapshotPart": ("snapshots.jsonl", "file"), "AuditEvent": ("audit.jsonl",),
 }
 
@@ -243,7 +302,7 @@ def test_every_field_of_a_campaign_is_archived_or_left_out_for_a_reason(archived
         assert not missing, f"{name}: {missing} not in {member} (archive them, or say in NOT_ARCHIVED why not)"
 
 
-# --- Archives of format version 1 ---------------------------------------------------------------------------
+# --- Archives of older format versions ----------------------------------------------------------------------
 # Before campaigns defined their label dimensions (format version 1, `git show main:assessments/formats/archive.py`
 # and `main:assessments/services/archive_export.py`), a record held its labels in three columns where the database
 # had them (relevance, quality or null, stance or ""), and the campaign a version-1 scheme beside its "quality and
@@ -276,11 +335,27 @@ def _columns(record: dict) -> dict:
     return old
 
 
+# Version 2 came before classification campaigns (no campaign kind, topic metadata or run predictions), version 3
+# before machine judges (no machine settings of the campaign, no machine members).
+LATER_KEYS = {  # version -> member -> the keys of its records that came after it
+    3: {"campaign.jsonl": ("reveal_machine_labels", "machine_disagreement")},
+    2: {"campaign.jsonl": ("kind",), "topics.jsonl": ("metadata",), "runs.jsonl": ("predictions",)},
+}
+MACHINE_MEMBERS = ("machine_judges.jsonl", "machine_labels.jsonl", "machine_exposures.jsonl")  # since version 4
+SCHEMA = {1: "assessments.0019_ranking_stage", 2: "assessments.0021_campaign_stance_codes", 3: "assessments.0025_judgment_assessor_topic_statistics"}
+
+
+def _without_later_keys(version: int, member: str, record: dict) -> dict:
+    gone = {key for since, keys in LATER_KEYS.items() if version <= since for key in keys.get(member, ())}
+    return {key: value for key, value in record.items() if key not in gone}
+
+
 def _old_record(member: str, record: dict) -> dict:
+    record = _without_later_keys(1, member, record)
     if member == "campaign.jsonl":
         old = {}
         for key, value in record.items():
-            if key in ("stance_codes", "kind"):  # came after version 1
+            if key == "stance_codes":  # came after version 1
                 continue
             old[key] = OLD_SCHEME if key == "scheme" else value
             if key == "training_round":
@@ -288,39 +363,34 @@ def _old_record(member: str, record: dict) -> dict:
         return old
     if member in ("judgments.jsonl", "adjudications.jsonl"):
         return {**_columns(record), "history": [_columns(h) for h in record["history"]]}
-    return _version_2_record(member, record)
+    return record
 
 
-def _version_2_record(member: str, record: dict) -> dict:
-    """Before classification campaigns: no campaign kind, topic metadata or run predictions."""
-    gone = {"campaign.jsonl": "kind", "topics.jsonl": "metadata", "runs.jsonl": "predictions"}.get(member)
-    return {key: value for key, value in record.items() if key != gone}
-
-
-def as_version_1(source: Path, target: Path, *, version: int = 1) -> Path:
-    """The archive at `source` as the code before label dimensions wrote it (version 2: before classification
-    campaigns): the same records in the old layout, a manifest of that version made by the same writer (so sizes and
+def as_version(source: Path, target: Path, version: int) -> Path:
+    """The archive at `source` as the code of an older format `version` wrote it (1: before label dimensions): the
+    same records in that version's layout, a manifest of that version made by the same writer (so sizes and
     checksums are its own)."""
-    old_record = _old_record if version == 1 else _version_2_record
-    schema = "assessments.0019_ranking_stage" if version == 1 else "assessments.0021_campaign_stance_codes"
+    old_record = _old_record if version == 1 else functools.partial(_without_later_keys, version)
     with zipfile.ZipFile(source) as new, open(target, "wb") as stream:
         manifest = json.loads(new.read("manifest.json"))
         writer = ArchiveWriter(stream)
         for listed in manifest["members"]:
             name = listed["name"]
+            if name in MACHINE_MEMBERS:
+                continue
             with writer.member(name) as member:
                 if name in SPECS:
                     for line in new.read(name).splitlines():
                         member.write(old_record(name, json.loads(line)))
                 else:
                     member.write_bytes(new.read(name))
-        writer.finish(version=version, campaign=manifest["campaign"], exported_at=manifest["exported_at"], schema=schema)
+        writer.finish(version=version, campaign=manifest["campaign"], exported_at=manifest["exported_at"], schema=SCHEMA[version])
     return target
 
 
 def test_an_archive_of_format_version_1_imports_with_the_same_qrels_byte_for_byte(archived, tmp_path):
     _, before, exported = archived
-    old = as_version_1(exported.path, tmp_path / "old.zip")
+    old = as_version(exported.path, tmp_path / "old.zip", 1)
     with zipfile.ZipFile(old) as archive:
         assert json.loads(archive.read("manifest.json"))["version"] == 1
         judgment = json.loads(archive.read("judgments.jsonl").splitlines()[0])
@@ -345,7 +415,7 @@ def test_an_archive_of_format_version_1_imports_with_the_same_qrels_byte_for_byt
 
 def test_an_archive_of_format_version_2_imports_as_a_ranking_campaign_with_the_same_figures(archived, tmp_path):
     _, before, exported = archived
-    old = as_version_1(exported.path, tmp_path / "old.zip", version=2)
+    old = as_version(exported.path, tmp_path / "old.zip", 2)
     with zipfile.ZipFile(old) as archive:
         assert json.loads(archive.read("manifest.json"))["version"] == 2
         assert "kind" not in json.loads(archive.read("campaign.jsonl"))
@@ -357,6 +427,38 @@ def test_an_archive_of_format_version_2_imports_as_a_ranking_campaign_with_the_s
     for key in ("qrels", "snapshots", "judgments", "history", "adjudications", "evaluation", "topics", "runs"):
         assert after[key] == before[key], key
     assert copy.kind == "ranking"
+
+
+def test_an_archive_of_format_version_3_imports_with_no_judges_and_the_machine_settings_a_campaign_has_without(archived, tmp_path):
+    campaign, before, exported = archived
+    old = as_version(exported.path, tmp_path / "old.zip", 3)
+    with zipfile.ZipFile(old) as archive:
+        assert json.loads(archive.read("manifest.json"))["version"] == 3
+        assert "reveal_machine_labels" not in json.loads(archive.read("campaign.jsonl"))
+        assert not set(MACHINE_MEMBERS) & set(archive.namelist())
+
+    import_campaign(path=old, slug="from-version-3")
+
+    copy = Campaign.objects.get(slug="from-version-3")
+    after = fingerprint(copy)
+    for key in ("qrels", "snapshots", "judgments", "history", "adjudications", "evaluation", "topics", "runs", "members"):
+        assert after[key] == before[key], key
+    assert after["audit"][:-1] == before["audit"]
+    campaign.refresh_from_db()
+    assert (campaign.reveal_machine_labels, campaign.machine_disagreement) == (True, 1)  # the scenario's
+    defaults = tuple(Campaign._meta.get_field(name).get_default() for name in ("reveal_machine_labels", "machine_disagreement"))
+    assert (copy.reveal_machine_labels, copy.machine_disagreement) == defaults == (False, 2)
+    assert not MachineJudge.objects.filter(campaign=copy).exists()
+
+
+def test_a_version_3_archive_holds_no_machine_member(archived, tmp_path):
+    _, _, exported = archived
+    relabelled = rewrite(
+        exported.path, tmp_path / "relabelled.zip",
+        lambda name, data: data.replace(b'"version": 4', b'"version": 3', 1) if name == "manifest.json" else data,
+    )
+    with pytest.raises(FormatError, match="'machine_judges.jsonl' is not a member of a campaign archive of version 3"):
+        import_campaign(path=relabelled, slug="relabelled")
 
 
 def test_an_archive_written_by_the_code_before_label_dimensions_imports_with_its_own_exports_byte_for_byte():

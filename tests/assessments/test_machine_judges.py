@@ -196,7 +196,7 @@ def test_judges_refuse_what_they_cannot_do(pooled, image_campaign):
         machine_judges.add_judge(campaign=campaign, name="x", kind="endpoint", model="m", base_url="http://h/v1",
                                  key_name="sk-live-123 456", by=None)
     with pytest.raises(machine_judges.MachineJudgeError, match="text documents"):
-        machine_judges.add_judge(campaign=image_campaign, name="x", kind="local", by=None)
+        machine_judges.add_judge(campaign=image_campaign[0], name="x", kind="local", by=None)
     judge = _judge(campaign, "http://127.0.0.1:9/v1")
     with pytest.raises(machine_judges.MachineJudgeError, match="not a value of relevance"):
         machine_judges.change_prompt(judge=judge, dimension="relevance", template="t", answers={"yes": 5}, by=None)

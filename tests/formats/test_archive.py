@@ -29,12 +29,19 @@ JUDGMENT = {
 }
 
 
+# Members that came with format version 4 (machine judges): an archive of an older version lists none of them.
+SINCE_VERSION_4 = ("machine_judges.jsonl", "machine_labels.jsonl", "machine_exposures.jsonl")
+
+
 def archive(lines: dict[str, list[bytes]] | None = None, **manifest_changes) -> io.BytesIO:
     """An archive with the given members' lines (others empty), written by ArchiveWriter; `manifest_changes`
-    replace keys of its manifest."""
+    replace keys of its manifest (an older `version` lists that version's members only)."""
     stream = io.BytesIO()
     writer = ArchiveWriter(stream)
+    older = manifest_changes.get("version") in (1, 2, 3)
     for name in MEMBERS:
+        if older and name in SINCE_VERSION_4:
+            continue
         with writer.member(name) as member:
             for raw in (lines or {}).get(name, []):
                 member.write_bytes(raw)
@@ -189,8 +196,8 @@ def test_a_member_with_other_line_count_than_listed_is_refused():
 @pytest.mark.parametrize(
     ("changes", "error"),
     [
-        ({"version": 4}, "archive format version '4'; this Touchstone reads versions 1, 2 and 3"),
-        ({"version": True}, "archive format version 'True'; this Touchstone reads versions 1, 2 and 3"),
+        ({"version": 5}, "archive format version '5'; this Touchstone reads versions 1, 2, 3 and 4"),
+        ({"version": True}, "archive format version 'True'; this Touchstone reads versions 1, 2, 3 and 4"),
         ({"format": "something-else"}, "not a campaign archive (format is not 'touchstone-campaign-archive')"),
         ({"members": [{"name": "../../etc/passwd", "bytes": 0, "records": 0, "sha256": ""}]}, "member campaign.jsonl is missing from the list"),
     ],

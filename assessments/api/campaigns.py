@@ -3,8 +3,8 @@
 * ``GET  campaigns/``: the campaigns the caller runs (all of them for an admin); ``POST`` creates one, with a
   preset or with its own ``scheme`` (a JSON object, checked as ``create_campaign --scheme`` checks a file).
 * ``PATCH campaigns/<slug>/``: changes its settings (name, guidelines, seconds_per_judgment, agreement_threshold,
-  overlap_share, propagate_to_duplicates, and stance_codes: ``{"SUP": "SUPPORT", ...}``, the codes its runs write in
-  their stance column); the slug, preset, scheme, collection and phase are refused.
+  overlap_share, propagate_to_duplicates, stance_codes: ``{"SUP": "SUPPORT", ...}``, the codes its runs write in
+  their stance column, machine_disagreement and reveal_machine_labels); the slug, preset, scheme, collection and phase are refused.
 * ``GET  campaigns/<slug>/members/``: who runs it; ``POST`` adds someone (or changes their role).
 * ``DELETE campaigns/<slug>/members/<username>/``: takes the campaign away from them.
 * ``GET  campaigns/<slug>/timeline/``: the audit trail, newest first (``?action=import`` narrows it), paginated.

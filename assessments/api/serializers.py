@@ -16,7 +16,7 @@ class CampaignSerializer(serializers.ModelSerializer):
         model = Campaign
         fields = ["slug", "name", "preset", "scheme", "phase", "training_round", "guidelines", "collection", "created_at",
                   "archived_at", "seconds_per_judgment", "agreement_threshold", "overlap_share",
-                  "propagate_to_duplicates", "stance_codes"]
+                  "propagate_to_duplicates", "stance_codes", "machine_disagreement", "reveal_machine_labels"]
         read_only_fields = fields
 
 

@@ -207,7 +207,7 @@ def remove_member(*, campaign: Campaign, user: User, by: User | None) -> None:
 # scheme (judgments were checked against them), the collection (documents belong to it) or the phase (advance_phase).
 SETTINGS = (
     "name", "guidelines", "seconds_per_judgment", "agreement_threshold", "overlap_share",
-    "propagate_to_duplicates", "stance_codes",
+    "propagate_to_duplicates", "stance_codes", "machine_disagreement", "reveal_machine_labels",
 )
 
 

@@ -46,6 +46,9 @@ from assessments.services.jobs import NoProgress, Progress
 from assessments.services.machine_endpoint import CallFailed, ChatEndpoint, RateLimit
 
 Action = audit.Action
+# The name of the environment variable that holds a key (OPENAI_API_KEY): capitals, so that a key pasted by mistake
+# (sk-…, mostly lower case) is refused instead of stored.
+KEY_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
 # What an answer costs beyond its prompt, for the estimate: a sentence or two of reason and the final line.
 COMPLETION_TOKENS = 60
 LOCAL_BATCH = 64
@@ -77,7 +80,7 @@ def add_judge(
         model, base_url, key_name = MODEL_NAME, "", ""
     else:
         raise MachineJudgeError(f"unknown judge kind {kind!r}: use endpoint or local")
-    if key_name and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,99}", key_name):
+    if key_name and not KEY_NAME.fullmatch(key_name):
         raise MachineJudgeError(f"key name {key_name!r}: name the environment variable that holds the key, not the key")
     if in_flight < 1 or max_attempts < 1 or per_minute < 0:
         raise MachineJudgeError("calls in flight and attempts must be at least 1, and calls per minute at least 0")
@@ -101,7 +104,11 @@ def add_judge(
 def change_prompt(
     *, judge: MachineJudge, dimension: str, template: str, answers: dict, system: str | None = None, by: User | None,
 ) -> JudgePrompt:
-    """A new version of the judge's prompt for ``dimension`` (labels keep naming the version they were made with)."""
+    """A new version of the judge's prompt for ``dimension`` (labels keep naming the version they were made with).
+    A prompt equal to the newest version is that version: a new one would make the next run ask, and pay for,
+    every document again."""
+    if judge.is_local:
+        raise MachineJudgeError(f"judge {judge.name} is the local model: it has thresholds (calibrate it), not prompts")
     checked_dimension = _dimension(judge.campaign.label_scheme, dimension)
     if not template.strip():
         raise MachineJudgeError("a prompt needs text")
@@ -111,6 +118,8 @@ def change_prompt(
         raise MachineJudgeError(str(exc)) from None
     with transaction.atomic():
         latest = JudgePrompt.objects.select_for_update().filter(judge=judge, dimension=dimension).order_by("-version").first()
+        if latest and (latest.template, latest.answers, latest.system) == (template, checked, latest.system if system is None else system):
+            return latest
         prompt = JudgePrompt.objects.create(
             judge=judge, dimension=dimension, version=(latest.version if latest else 0) + 1,
             system=latest.system if system is None and latest else (system or ""), template=template, answers=checked,

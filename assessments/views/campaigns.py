@@ -81,9 +81,15 @@ class SettingsForm(forms.ModelForm):
         model = Campaign
         fields = campaigns.SETTINGS
         widgets = {"guidelines": forms.Textarea(attrs={"rows": 4})}
-        labels = {"propagate_to_duplicates": "Copy labels to duplicate documents"}
+        labels = {"propagate_to_duplicates": "Copy labels to duplicate documents",
+                  "machine_disagreement": "Machine disagreement to adjudicate (grades)",
+                  "reveal_machine_labels": "Show machine labels to assessors after they save their own"}
         help_texts = {"agreement_threshold": "mean kappa an assessor needs to pass training (−1 to 1)",
-                      "overlap_share": "share of each main-phase topic a second assessor judges (0 to 1)"}
+                      "overlap_share": "share of each main-phase topic a second assessor judges (0 to 1)",
+                      "machine_disagreement": "a document goes to adjudication when a machine judge's grade and the "
+                                              "assessors' differ by at least this (any difference for a category)",
+                      "reveal_machine_labels": "off by default: people drift toward a label they see; every showing is "
+                                               "recorded and marks their later labels of that document model-influenced"}
 
     def clean_guidelines(self) -> str:
         """Browsers send a textarea's lines ended by CRLF: as typed, they would differ from the stored text on every

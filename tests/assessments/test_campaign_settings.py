@@ -21,6 +21,8 @@ def _form(campaign: Campaign, **changes) -> dict:
         "name": campaign.name, "guidelines": campaign.guidelines, "seconds_per_judgment": campaign.seconds_per_judgment,
         "agreement_threshold": campaign.agreement_threshold, "overlap_share": campaign.overlap_share,
         "propagate_to_duplicates": "on" if campaign.propagate_to_duplicates else None,
+        "machine_disagreement": campaign.machine_disagreement,
+        "reveal_machine_labels": "on" if campaign.reveal_machine_labels else None,
     } | changes
     return {key: value for key, value in values.items() if value is not None}
 

@@ -207,3 +207,26 @@ def test_documents_without_text_are_left_to_people(pooled):
     type(entries[0].document).objects.filter(pk=entries[0].document.pk).update(has_text=False, body="")
     judge = _judge(campaign, "http://127.0.0.1:9/v1")
     assert machine_judges.plan(judge=judge, dimensions=["relevance"]).as_estimate()["calls"] == 5
+
+
+def test_an_unchanged_prompt_is_no_new_version_and_the_local_judge_has_none(pooled):
+    campaign, _ = pooled
+    judge = _judge(campaign, "http://127.0.0.1:9/v1")
+    prompt = machine_judges.current_prompts(judge)["relevance"]
+    same = machine_judges.change_prompt(judge=judge, dimension="relevance", template=prompt.template, answers=prompt.answers, by=None)
+    assert same.pk == prompt.pk and same.version == 1
+    local = machine_judges.add_judge(campaign=campaign, name="local", kind="local", by=None)
+    with pytest.raises(machine_judges.MachineJudgeError, match="thresholds"):
+        machine_judges.change_prompt(judge=local, dimension="relevance", template="t", answers={"0": 0}, by=None)
+    with pytest.raises(machine_judges.MachineJudgeError, match="environment variable"):
+        machine_judges.add_judge(campaign=campaign, name="y", kind="endpoint", model="m", base_url="http://h/v1",
+                                 key_name="skprojabc123", by=None)
+
+
+def test_the_machine_settings_are_campaign_settings(pooled):
+    from assessments.services.campaigns import update_settings
+
+    campaign, _ = pooled
+    update_settings(campaign=campaign, changes={"machine_disagreement": 1, "reveal_machine_labels": True}, by=None)
+    campaign.refresh_from_db()
+    assert (campaign.machine_disagreement, campaign.reveal_machine_labels) == (1, True)

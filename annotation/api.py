@@ -22,7 +22,14 @@ from assessments import access
 from assessments.models import Assignment, Document, Judgment, PoolEntry
 from assessments.rendering import document_html, safe_link
 from assessments.selectors import queues
-from assessments.services.judging import JudgingClosed, JudgmentError, Labels, StaleRevision, judge_entry
+from assessments.services.judging import (
+    JudgingClosed,
+    JudgingNotStarted,
+    JudgmentError,
+    Labels,
+    StaleRevision,
+    judge_entry,
+)
 
 if TYPE_CHECKING:  # django-stubs-ext is a checking tool, not installed in production
     from django_stubs_ext import WithAnnotations
@@ -116,8 +123,11 @@ class WorkJudgmentSerializer(WorkLabelsSerializer):
 class SaveRefusedSerializer(serializers.Serializer):
     detail = serializers.CharField()
     code = serializers.ChoiceField(
-        choices=["stale_revision", "closed"],
-        help_text="stale_revision: changed elsewhere since base_revision; closed: the campaign takes no more labels",
+        choices=["stale_revision", "closed", "not_started"],
+        help_text=(
+            "stale_revision: changed elsewhere since base_revision; closed: the campaign takes no more labels; "
+            "not_started: a main-phase topic while the campaign is still in setup or training"
+        ),
     )
     judgment = WorkJudgmentSerializer(
         allow_null=True, required=False, help_text="With stale_revision: the stored judgment (null if there is none)"
@@ -269,6 +279,8 @@ class JudgmentView(APIView):
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         except JudgingClosed as exc:
             return Response({"detail": str(exc), "code": "closed"}, status=status.HTTP_409_CONFLICT)
+        except JudgingNotStarted as exc:
+            return Response({"detail": str(exc), "code": "not_started"}, status=status.HTTP_409_CONFLICT)
         except StaleRevision as exc:
             stored = _JUDGMENT.to_representation(exc.judgment) if exc.judgment else None
             return Response({"detail": str(exc), "code": "stale_revision", "judgment": stored}, status=status.HTTP_409_CONFLICT)

@@ -19,8 +19,10 @@ from accounts.http import AuthenticatedHttpRequest
 from assessments import access
 from assessments.models import Judgment
 from assessments.selectors import queues
+from assessments.services.judging import awaits_main_phase
 
 from .keymap import keymap
+from .views import not_started
 
 PER_SCREEN = 24
 GRID_CSP = (
@@ -36,6 +38,8 @@ def grid(request: AuthenticatedHttpRequest, assignment_id: int, position: int) -
     campaign = assignment.topic.campaign
     if not campaign.is_images:
         raise Http404("Only image campaigns have a grid")
+    if awaits_main_phase(assignment):
+        return not_started(request, assignment)
     queue = queues.assignment_queue(assignment)
     if not 1 <= position <= max(len(queue), 1):
         raise Http404("No image at this position")

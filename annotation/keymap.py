@@ -29,6 +29,7 @@ COMMANDS = (
     Command("flag", ("m",), "Flag: unsure / needs discussion"),
     Command("undo", ("z",), "Undo a change that cleared the labels it no longer asks for"),
     Command("note", ("i",), "Write a note (Esc to leave the note)"),
+    Command("topic", ("b", "#"), "Topic: show or fold its description and narrative (screens narrower than 1100 px)"),
     Command("guidelines", ("g",), "Guidelines"),
     Command("help", ("?",), "This list of keys"),
     Command("scroll-down", ("ArrowDown", " "), "Scroll the document down (Space: a page)"),

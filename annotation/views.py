@@ -7,8 +7,11 @@ script asks for the same URL with htmx's header and swaps in the document partia
 the next document loads wait for it instead of landing on the one being left.
 """
 
+from typing import TYPE_CHECKING, TypedDict, cast
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import QuerySet
 from django.http import Http404, HttpResponse
 from django.http.response import HttpResponseBase
 from django.middleware.csrf import get_token
@@ -19,15 +22,20 @@ from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from accounts.http import AuthenticatedHttpRequest
+from accounts.models import User
 from assessments import access
 from assessments.formats.cofe import LANGUAGES
 from assessments.labels import CATEGORY, QUESTION, Condition, LabelScheme
-from assessments.models import Phase
+from assessments.models import Assignment, Phase
 from assessments.rendering import document_html, safe_link, topic_terms
 from assessments.selectors import discussion, queues
 from assessments.services import images
+from assessments.services.judging import awaits_main_phase, not_started_message
 
 from .keymap import keymap
+
+if TYPE_CHECKING:  # django-stubs-ext is a checking tool, not installed in production
+    from django_stubs_ext import WithAnnotations
 
 # Second wall behind sanitising (assessments.rendering): no inline or foreign script, style, image,
 # frame or connection on the page that shows untrusted documents.
@@ -39,8 +47,10 @@ JUDGE_PAGE_CSP = (
 
 @login_required
 def my_work(request: AuthenticatedHttpRequest) -> HttpResponse:
+    assignments = list(queues.work_for_assessor(request.user))
     return render(request, "annotation/my_work.html", {
-        "assignments": queues.work_for_assessor(request.user), "replies": discussion.replies_for_assessor(request.user),
+        "assignments": assignments, "replies": discussion.replies_for_assessor(request.user),
+        "not_started": {a.pk for a in assignments if awaits_main_phase(a)},
         "languages": [(code, code in request.user.languages) for code in sorted(LANGUAGES)],
     })
 
@@ -68,6 +78,8 @@ def image(request: AuthenticatedHttpRequest, assignment_id: int, entry_id: int, 
 def open_document(request: AuthenticatedHttpRequest, assignment_id: int, document_id: int) -> HttpResponse:
     """A document of the assessor's own assignment by id (the replies on My work link here): its judge page."""
     assignment = access.get_assignment_for_assessor(request.user, assignment_id, closed_training=True)
+    if awaits_main_phase(assignment):
+        return not_started(request, assignment)
     position = queues.position_of(assignment, document_id)
     if position is None:
         raise Http404("No such document in this assignment")
@@ -78,6 +90,8 @@ def open_document(request: AuthenticatedHttpRequest, assignment_id: int, documen
 def resume(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpResponse:
     """Continue where the assessor stopped (see assessments.selectors.queues.resume_position)."""
     assignment = access.get_assignment_for_assessor(request.user, assignment_id)
+    if awaits_main_phase(assignment):
+        return not_started(request, assignment)
     position = queues.resume_position(assignment)
     if not position:
         raise Http404("This topic has no documents to judge yet")
@@ -90,6 +104,8 @@ def resume(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRespons
 def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) -> HttpResponse:
     # A closed training round's topic opens read-only: the assessor reads the organisers' replies there.
     assignment = access.get_assignment_for_assessor(request.user, assignment_id, closed_training=True)
+    if awaits_main_phase(assignment):
+        return not_started(request, assignment)
     here = queues.queue_position(assignment, position, with_document=True)
     if here is None:
         raise Http404("No document at this position")
@@ -112,9 +128,13 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
         "pageBase": reverse("annotation:resume", args=[assignment.pk]),
         "saveUrl": reverse("work-judgment", args=[assignment.pk, here.entry_id]),
         "queueUrl": reverse("work-queue", args=[assignment.pk]),
-        "closed": campaign.phase == Phase.CLOSED or not assignment.active,
+        "closed": _closed(assignment),
         "judgment": here.labels,
     }
+    if here.judged - here.is_judged >= here.total - 1:
+        # This is the last document left to judge (or none is left): where to go once it is judged. Worked out only
+        # here, so the other documents of a topic pay nothing for it.
+        payload["afterTopic"] = _next_work(request.user, assignment)
     if request.htmx:
         # The next document's part, swapped in by the page's script, which reads the scheme, the keys, the terms to
         # highlight and the CSRF token from its first page only (static/annotation/judge/main.js): none of them is worked out
@@ -155,6 +175,39 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
     response = render(request, template, context)
     response["Content-Security-Policy"] = JUDGE_PAGE_CSP
     return response
+
+
+def not_started(request: AuthenticatedHttpRequest, assignment: Assignment) -> HttpResponse:
+    """The refusal of a main-phase topic whose campaign is still in setup or training (judging.awaits_main_phase)."""
+    message = not_started_message(assignment.topic.campaign)
+    return render(request, "annotation/not_started.html", {"topic": assignment.topic, "message": message}, status=403)
+
+
+def _closed(assignment: Assignment) -> str:
+    """Why the judge page is read-only (empty: it is not). A training round closes before its campaign does, and its
+    assessors go on judging main-phase topics, so "this campaign is closed" would be wrong there."""
+    if assignment.topic.campaign.phase == Phase.CLOSED:
+        return "This campaign is closed: labels can be read but no longer changed."
+    if not assignment.active:
+        return "This training round is closed: read your labels and the organisers' replies; they can no longer be changed."
+    return ""
+
+
+class _Progress(TypedDict):
+    """What queues.work_for_assessor annotates each assignment with."""
+
+    pool_size: int
+    judged: int
+
+
+def _next_work(user: User, assignment: Assignment) -> dict:
+    """Where the judge page sends an assessor who has judged the whole topic: their first other topic with documents
+    left to judge that is open now, or My work when there is none."""
+    others = cast("QuerySet[WithAnnotations[Assignment, _Progress]]", queues.work_for_assessor(user).exclude(pk=assignment.pk))
+    for other in others:
+        if other.judged < other.pool_size and not awaits_main_phase(other):
+            return {"url": reverse("annotation:resume", args=[other.pk]), "topic": f"{other.topic.number} · {other.topic.title}"}
+    return {"url": reverse("annotation:my_work"), "topic": ""}
 
 
 def _controls(scheme: LabelScheme, compared_objects: list[str]) -> list[dict]:

@@ -76,6 +76,8 @@ def build(n: int):
         import_items(campaign=classification, comments=comments, proposals=proposals)
     coder = User.objects.create_user("cleo", password="bench-cleo-password", role=Role.ASSESSOR, languages=list(LANGUAGES))
     assign_items(campaign=classification, coders=[coder])
+    for campaign in (ranking, classification):  # main-phase topics open with the main phase (judging.awaits_main_phase)
+        campaigns.advance_phase(campaign=campaign, to="main", by=None)
     return (
         (reader, Assignment.objects.get(assessor=reader)),
         (coder, Assignment.objects.get(assessor=coder)),

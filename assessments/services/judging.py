@@ -31,6 +31,28 @@ class JudgingClosed(ValueError):
     """The campaign no longer takes labels (it is closed)."""
 
 
+class JudgingNotStarted(ValueError):
+    """A main-phase topic before its campaign's main phase: it takes labels once the organisers start that phase."""
+
+
+def awaits_main_phase(assignment: Assignment) -> bool:
+    """Whether the assignment is a main-phase topic of a campaign still in setup or training.
+
+    The main phase starts for everyone at once, after training has settled how the guidelines are read: labels given
+    before would be judged by a reading training may still change (issue 23). Training topics are judged in setup
+    and training alike. The judge page refuses to open such a topic and judge_entry to store a label for it.
+    """
+    return assignment.phase == Phase.MAIN and assignment.topic.campaign.phase in (Phase.SETUP, Phase.TRAINING)
+
+
+def not_started_message(campaign: Campaign) -> str:
+    """What an assessor is told of a main-phase topic that awaits_main_phase (the page and the API say the same)."""
+    return (
+        f"the main phase of campaign {campaign.name!r} has not started (it is in {campaign.get_phase_display().lower()}): "
+        "its main-phase topics open when the organisers start it"
+    )
+
+
 class StaleRevision(Exception):
     """The save was made from an older revision than the stored one: another tab, device or client changed the
     judgment after this one last saw it. Nothing was stored; `judgment` is the stored one (None if there is none)."""
@@ -247,6 +269,9 @@ def judge_entry(
         raise JudgingClosed(f"campaign {campaign.name!r} is closed and takes no more labels")
     if campaign.is_archived:
         raise JudgingClosed(f"campaign {campaign.name!r} is archived and takes no labels")
+    if awaits_main_phase(assignment):
+        raise JudgingNotStarted(not_started_message(campaign))
+
     def copy_to_twins(judgment: Judgment) -> None:
         judgment.topic, judgment.assessor = assignment.topic, assignment.assessor  # loaded already: no queries again
         propagate_to_twins(judgment=judgment, entry=entry)

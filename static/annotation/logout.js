@@ -26,7 +26,7 @@ if (form && dialog) {
     const items = saves.all();
     const why = items.some((i) => i.conflict) ? "changed elsewhere meanwhile, waiting for you to choose a version"
       : items.some((i) => i.error) ? "refused by the server" : saves.status.problem || "no answer from the server";
-    document.getElementById("logout-unsaved").textContent = `${unsaved} label${unsaved === 1 ? " is" : "s are"} not saved: ${why}.`;
+    document.getElementById("logout-unsaved").textContent = `Labels of ${unsaved} document${unsaved === 1 ? "" : "s"} are not saved: ${why}.`;
     dialog.showModal();
   });
   dialog.querySelector('[data-logout="stay"]').addEventListener("click", () => dialog.close());

@@ -177,11 +177,15 @@ export function forgetAll() {
   emit("change");
 }
 
-/** Send everything of this user, whoever made it (logging out), waiting at most `ms`; the number left unsent. */
+/** How many documents `items` are labels of: two pages (tabs) on one document keep an item each. */
+export const documents = (items) => new Set(items.map((item) => item.url)).size;
+
+/** Send everything of this user, whoever made it (logging out), waiting at most `ms`; the number of documents whose
+ * labels are left unsent. */
 export async function sendAll(ms) {
   status.attempt = 0;
   await Promise.race([flush({ everyone: true }), new Promise((resolve) => setTimeout(resolve, ms))]);
-  return all().length;
+  return documents(all());
 }
 
 /** Wait (at most `ms`) until this page's item for `url` has been answered, refused or found in conflict. */

@@ -309,6 +309,7 @@ def test_no_response_names_runs_ranks_or_scores(login, assignment, pool, campaig
 
 
 def test_an_overlap_assignment_reaches_only_its_slice(login, bob, training_topic, pool):
+    Campaign.objects.filter(pk=training_topic.campaign_id).update(phase="main")
     Assignment.objects.filter(assessor=bob).delete()
     overlap = Assignment.objects.create(topic=training_topic, assessor=bob, phase="main", scope="overlap")
     AssignmentItem.objects.create(assignment=overlap, entry=pool[1])

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def causal(alice):
-    topic = TopicFactory(campaign=CampaignFactory(preset="touche-2023-task2"), title="Can eating broccoli lead to constipation?",
+    topic = TopicFactory(campaign=CampaignFactory(preset="touche-2023-task2", phase="main"), title="Can eating broccoli lead to constipation?",
                          compared_objects=[], cause="broccoli", effect="constipation")
     for i in range(2):
         PoolEntryFactory(topic=topic, order=i)

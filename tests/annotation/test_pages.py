@@ -41,11 +41,15 @@ def test_my_work_shows_training_first_with_progress_and_a_resume_button(login, a
     PoolEntryFactory(topic=main_topic)
     AssignmentFactory(topic=main_topic, assessor=assignment.assessor, phase="main")
     judge(pool[0], assignment.assessor, 1)
-    page = login(assignment.assessor).get(reverse("annotation:my_work")).content.decode()
+    client = login(assignment.assessor)
+    page = client.get(reverse("annotation:my_work")).content.decode()
     assert page.index("Training") < page.index("Main assessment") < page.index("trains or planes")
     assert re.search(r"1 / 3", page) and re.search(r"0 / 1", page)
     assert f'href="{reverse("annotation:resume", args=[assignment.pk])}">Resume' in page
-    assert ">Start</a>" in page  # the main topic is not begun yet
+    # The main topic waits for the main phase (the campaign is in setup); then it can be begun.
+    assert ">Start</a>" not in page and "Opens when the main phase starts" in page
+    Campaign.objects.filter(pk=campaign.pk).update(phase="main")
+    assert ">Start</a>" in client.get(reverse("annotation:my_work")).content.decode()
 
 
 def test_my_work_counts_only_the_viewers_own_labels(login, assignment, bob_assignment, pool):
@@ -92,7 +96,7 @@ def test_the_judge_page_shows_the_topic_the_document_and_the_scheme(login, assig
 def test_a_document_counts_as_judged_once_every_dimension_its_scheme_asks_has_a_value(login, alice):
     """Touché 2023 Task 2 asks the direction first: a document of the wrong direction is judged without a relevance,
     and one of the asked direction only once it has a relevance too."""
-    topic = TopicFactory(campaign=CampaignFactory(preset="touche-2023-task2"), compared_objects=[], cause="broccoli", effect="constipation")
+    topic = TopicFactory(campaign=CampaignFactory(preset="touche-2023-task2", phase="main"), compared_objects=[], cause="broccoli", effect="constipation")
     entries = [PoolEntryFactory(topic=topic, order=i) for i in range(4)]
     assignment = AssignmentFactory(topic=topic, assessor=alice)
     for entry, labels in zip(entries, [{"direction": "WRONG"}, {"direction": "CAUSE_EFFECT"},
@@ -106,6 +110,7 @@ def test_a_document_counts_as_judged_once_every_dimension_its_scheme_asks_has_a_
 
 
 def test_a_causal_topic_shows_its_cause_and_effect(login, alice, campaign):
+    Campaign.objects.filter(pk=campaign.pk).update(phase="main")
     topic = TopicFactory(campaign=campaign, title="Can eating broccoli lead to constipation?", compared_objects=[],
                          cause="broccoli", effect="constipation")
     PoolEntryFactory(topic=topic)
@@ -175,6 +180,7 @@ def test_positions_outside_the_queue_are_404(login, assignment, pool, position):
 
 
 def test_an_overlap_assignment_pages_through_its_slice_only(login, bob, training_topic, pool):
+    Campaign.objects.filter(pk=training_topic.campaign_id).update(phase="main")
     Assignment.objects.filter(assessor=bob).delete()
     overlap = Assignment.objects.create(topic=training_topic, assessor=bob, phase="main", scope="overlap")
     overlap.items.create(entry=pool[2])
@@ -232,7 +238,8 @@ def test_a_closed_campaign_shows_its_labels_read_only(login, assignment, pool, c
     response = judge_page(login(assignment.assessor), assignment, 1)
     assert "This campaign is closed" in response.content.decode()
     data = payload(response)
-    assert data["closed"] is True and data["judgment"]["labels"] == {"relevance": 2}
+    assert data["closed"] == "This campaign is closed: labels can be read but no longer changed."
+    assert data["judgment"]["labels"] == {"relevance": 2}
 
 
 def test_the_page_its_script_and_its_forms_send_one_csrf_token_the_server_takes(alice, assignment, pool):

@@ -4,7 +4,7 @@ exist); anonymous visitors are sent to log in (pages) or refused (API)."""
 import pytest
 from django.urls import reverse
 
-from assessments.models import Assignment, Judgment
+from assessments.models import Assignment, Campaign, Judgment
 from tests.factories import PoolEntryFactory
 
 pytestmark = pytest.mark.django_db
@@ -71,7 +71,9 @@ def test_a_withdrawn_assignment_is_gone_for_its_assessor_too(login, assignment, 
 
 @pytest.mark.parametrize("role", ["alice", "bob", "mallory", "uma", "organiser"])
 def test_my_work_lists_only_the_viewers_own_assignments(login, cast, assignment, bob_assignment, role):
-    PoolEntryFactory(topic=Assignment.objects.get(assessor=cast["mallory"]).topic)
+    mallorys = Assignment.objects.get(assessor=cast["mallory"]).topic
+    PoolEntryFactory(topic=mallorys)
+    Campaign.objects.filter(pk=mallorys.campaign_id).update(phase="main")  # her main-phase topic has begun
     page = login(cast[role]).get(reverse("annotation:my_work")).content.decode()
     links = {reverse("annotation:resume", args=[a.pk]) for a in Assignment.objects.filter(assessor=cast[role])}
     others = {reverse("annotation:resume", args=[a.pk]) for a in Assignment.objects.exclude(assessor=cast[role])}

@@ -41,6 +41,7 @@ def coded(command, tmp_path, client):
         command("create_user", name, "--role", "assessor", "--password", "correct horse battery staple", "--languages", ",".join(reads))
     given = command("assign_items", "cofe600", "--coders", ",".join(CODERS), "--overlap", "0.4", "--per-overlap-item", "3", "--seed", "7")
     assert given.code == 0, given.err
+    Campaign.objects.filter(slug="cofe600").update(phase="main")  # the items open with the main phase
 
     # Each item has a true stance, mostly In favor (as the lab's data); each coder errs at their own rate.
     truth = {c.id: rng.choices(LABELS, weights=(6, 3, 1))[0] for c in comments}

@@ -6,7 +6,7 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 from django.urls import reverse
 
-from assessments.models import Assignment, Reply
+from assessments.models import Assignment, Campaign, Reply
 from assessments.services import assignments, campaigns
 from assessments.services.discussion import reply
 from assessments.services.judging import Labels, record_judgment
@@ -97,7 +97,7 @@ def test_training_replies_reach_the_assessor_only_once_the_round_is_closed(clien
     opened = client.get(reverse("annotation:document", args=[assignment.pk, noted[0].document_id]))
     shown = client.get(opened["Location"]).content.decode()
     assert "Why unsure? It compares both." in shown and "This training round is closed" in shown
-    assert '"closed": true' in shown  # the page takes no labels
+    assert '"closed": "This training round is closed' in shown  # the page takes no labels, and says why
     save = client.put(reverse("work-judgment", args=[assignment.pk, pool[0].pk]), {"labels": {"relevance": 0}}, content_type="application/json")
     assert save.status_code == 404  # nor does the API
     assert client.get(judge_page).status_code == 200
@@ -119,6 +119,7 @@ def test_a_thread_stays_for_both_sides_once_the_assessor_takes_the_flag_and_note
     topic, document = pool[0].topic, pool[0].document
     assignment = Assignment.objects.get(assessor=bob)
     Assignment.objects.filter(pk=assignment.pk).update(phase="main")
+    Campaign.objects.filter(pk=campaign.pk).update(phase="main")  # main-phase topics open with the main phase
     judgment = record_judgment(topic=topic, document=document, assessor=bob, labels=Labels({"relevance": 1}, flagged=True, note="spam?"), phase="main")
     client.force_login(organiser)
     client.post(reverse("assessments:discussion_reply", args=[campaign.slug, judgment.pk]), {"text": "Not spam: judge it.", "resolves": "1"})

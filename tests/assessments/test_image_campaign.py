@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from accounts.models import User
 from assessments.metrics.image_precision import MEASURES
-from assessments.models import Assignment, Document, PoolEntry, Ranking
+from assessments.models import Assignment, Campaign, Document, PoolEntry, Ranking
 from tests.task3_scorer import HEADER, organisers_output
 
 pytestmark = pytest.mark.django_db
@@ -53,6 +53,7 @@ def test_an_image_is_served_as_its_checked_type_only_to_who_may_see_it(image_cam
 
 def test_every_figure_equals_the_organisers_evaluator_on_the_exported_qrels(image_campaign, client, command, touche_data, gawk_on_path, tmp_path):
     campaign, runs = image_campaign
+    Campaign.objects.filter(pk=campaign.pk).update(phase="main")  # main-phase topics open with the main phase
     rng = random.Random(11)
     alice = User.objects.get(username="alice")
     client.force_login(alice)

@@ -153,6 +153,7 @@ def test_importing_the_sentences_after_the_pool_fills_the_pairs_in(db, tmp_path)
 def test_a_2022_task1_campaign_runs_end_to_end_to_three_aligned_qrels_and_coherence_ndcg(campaign, client, tmp_path):
     command("build_pool", "gists22", "--depth", "5")
     command("assign_topics", "gists22", "--auto", "--assessors", "alice")
+    Campaign.objects.filter(pk=campaign.pk).update(phase="main")  # main-phase topics open with the main phase
 
     # alice judges every pair she is given to open, through the assessor API, three dimensions at once.
     client.force_login(User.objects.get(username="alice"))

@@ -8,6 +8,7 @@ own thread and is unaffected.
 import os
 
 import pytest
+from django.core.management import call_command
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
@@ -65,6 +66,29 @@ def log_in(page):
         return page
 
     return _log_in
+
+
+@pytest.fixture
+def demo(db):
+    """The demo campaign (`make demo`) in its main phase, after a training round both assessors judged, and with
+    their main-phase labels, so agreement and results have figures; the first document of each main-phase topic is
+    left to judge."""
+    from assessments.models import Assignment, Campaign, PoolEntry
+    from assessments.services.assignments import close_training_round
+    from assessments.services.judging import Labels, record_judgment
+
+    call_command("load_demo", stdout=open(os.devnull, "w"))
+    campaign = Campaign.objects.get(slug="demo")
+    for assignment in Assignment.objects.filter(topic__campaign=campaign).select_related("topic", "assessor"):
+        for n, entry in enumerate(PoolEntry.objects.filter(topic=assignment.topic).select_related("document").order_by("order", "pk")):
+            if n == 0 and assignment.phase == "main":
+                continue
+            relevance = (n + assignment.assessor.pk) % 3
+            record_judgment(
+                topic=assignment.topic, document=entry.document, assessor=assignment.assessor, phase=assignment.phase,
+                labels=Labels({"relevance": relevance, "quality": 2, "stance": "FIRST"} if relevance else {"relevance": 0}),
+            )
+    return close_training_round(campaign=campaign, then="main", by=None)
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ BODY = ("<p>Broccoli is rich in fibre, which usually eases constipation rather t
 @pytest.fixture
 def causal(db):
     """Alice's main-phase assignment on a causal topic with three documents to judge."""
-    campaign = CampaignFactory(slug="causal23", name="Touché 2023 Task 2", preset="touche-2023-task2")
+    campaign = CampaignFactory(slug="causal23", name="Touché 2023 Task 2", preset="touche-2023-task2", phase="main")
     topic = TopicFactory(
         campaign=campaign, number="7", title="Can eating broccoli lead to constipation?", compared_objects=[],
         cause="eating broccoli", effect="constipation",

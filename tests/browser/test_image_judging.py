@@ -14,7 +14,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from accounts.models import User
-from assessments.models import Assignment, Judgment, Membership, PoolEntry
+from assessments.models import Assignment, Campaign, Judgment, Membership, PoolEntry
 from assessments.services.judging import Labels, record_judgment
 
 pytestmark = pytest.mark.browser
@@ -35,7 +35,9 @@ def stored(assignment, n: int) -> list[dict | None]:
 
 
 def signed_in(log_in) -> tuple[User, Assignment]:
-    """alice signed in through the login form, and her assignment of the first topic."""
+    """alice signed in through the login form, and her assignment of the first topic, which is open: the campaign is
+    in its main phase."""
+    Campaign.objects.filter(slug="img23").update(phase="main")
     alice = User.objects.get(username="alice")
     alice.set_password("correct horse battery staple")
     alice.save()

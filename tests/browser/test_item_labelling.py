@@ -13,7 +13,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from accounts.models import User
-from assessments.models import Assignment, Judgment
+from assessments.models import Assignment, Campaign, Judgment
 
 pytestmark = pytest.mark.browser
 SCREENSHOTS = os.environ.get("SCREENSHOTS")
@@ -35,6 +35,7 @@ def items(db, command, touche_data, tmp_path):
     command("create_user", "greta", "--role", "assessor", "--password", "correct horse battery staple", "--languages", "de")
     given = command("assign_items", "cofe23", "--coders", "greta")
     assert "6 items given (greta 6)" in given.out and "no coder reads these (items given to nobody): en 2, es 1, fr 1" in given.out
+    Campaign.objects.filter(slug="cofe23").update(phase="main")  # the items open with the main phase
     return Assignment.objects.get(assessor__username="greta", topic__number="224")
 
 

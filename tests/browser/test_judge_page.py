@@ -92,7 +92,7 @@ def test_a_label_chosen_while_the_network_is_down_is_kept_and_saved_when_it_retu
     page.keyboard.press("2")
     banner = page.locator("#save-banner")
     expect(banner).to_be_visible()
-    expect(banner).to_contain_text("1 label not saved yet")
+    expect(banner).to_contain_text("Labels of 1 document not saved yet")
     expect(page.locator("#save-state")).to_have_attribute("data-state", "unsaved")
     assert not Judgment.objects.exists()
 

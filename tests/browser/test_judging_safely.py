@@ -253,12 +253,12 @@ def test_logging_out_with_labels_that_cannot_be_saved_warns_first_then_clears_th
     open_position(page, assignment, 2)
     page.route("**/judgment/", lambda route: route.abort("internetdisconnected"))
     page.keyboard.press("2")
-    expect(page.locator("#save-banner")).to_contain_text("1 label not saved yet")
+    expect(page.locator("#save-banner")).to_contain_text("Labels of 1 document not saved yet")
     assert pending_keys(page) == [f"touchstone.pending.{assignment.assessor.pk}"]
 
     page.get_by_role("button", name="Log out").click()
     warning = page.get_by_role("dialog", name="Labels not saved")
-    expect(warning).to_contain_text("1 label")
+    expect(warning).to_contain_text("Labels of 1 document are not saved")
     warning.get_by_role("button", name="Stay").click()
     expect(warning).to_be_hidden()
     assert page.url.endswith(f"/work/{assignment.pk}/2/") and pending_keys(page)

@@ -9,14 +9,12 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 from playwright.sync_api import expect
 
 from accounts.models import User
-from assessments.models import Assignment, Campaign, Job, Judgment, PoolEntry
-from assessments.services.judging import Labels, record_judgment
+from assessments.models import Assignment, Job, Judgment, PoolEntry
 
 pytestmark = pytest.mark.browser
 
@@ -41,24 +39,6 @@ OFFENDERS = """() => {
   }
   return {width, scroll: document.documentElement.scrollWidth, body: document.body.scrollWidth, out: out.slice(0, 8)};
 }"""
-
-
-@pytest.fixture
-def demo(db):
-    """The demo campaign (`make demo`) with labels from both assessors, so agreement and results have figures;
-    the first document of each main-phase topic is left to judge."""
-    call_command("load_demo", stdout=open(os.devnull, "w"))
-    campaign = Campaign.objects.get(slug="demo")
-    for assignment in Assignment.objects.filter(topic__campaign=campaign).select_related("topic", "assessor"):
-        for n, entry in enumerate(PoolEntry.objects.filter(topic=assignment.topic).select_related("document").order_by("order", "pk")):
-            if n == 0 and assignment.phase == "main":
-                continue
-            relevance = (n + assignment.assessor.pk) % 3
-            record_judgment(
-                topic=assignment.topic, document=entry.document, assessor=assignment.assessor, phase=assignment.phase,
-                labels=Labels({"relevance": relevance, "quality": 2, "stance": "FIRST"} if relevance else {"relevance": 0}),
-            )
-    return campaign
 
 
 @pytest.fixture(params=list(SIZES))
@@ -173,16 +153,24 @@ def test_every_label_button_can_be_tapped_and_saves_with_the_document_readable(s
         judgment = Judgment.objects.get(assessor=assignment.assessor, document=entry.document)
         return tuple(judgment.labels.get(dimension) for dimension in ("relevance", "quality", "stance"))
 
-    # The topic: a column on the desktop; on smaller screens a bar above the document that opens with a tap.
+    # The topic: a column on the desktop; on a tablet above the document until its bar folds it; on a phone a bar
+    # that opens it over the document with a tap.
     description = page.locator("#topic-body .topic-text").first
+    toggle = page.locator(".panel-toggle")
     if screen.size == "desktop":
+        expect(description).to_be_visible()
+    elif screen.size == "tablet":
+        expect(description).to_be_visible()
+        toggle.tap()
+        expect(description).to_be_hidden()
+        toggle.tap()
         expect(description).to_be_visible()
     else:
         expect(description).to_be_hidden()
-        page.locator(".panel-toggle").tap()
+        toggle.tap()
         expect(description).to_be_visible()
         shoot(page, screen, "judge-topic-open")
-        page.locator(".panel-toggle").tap()
+        toggle.tap()
         expect(description).to_be_hidden()
 
     for dimension in ("relevance", "quality", "stance"):  # relevance ends on 2, so quality and stance are asked

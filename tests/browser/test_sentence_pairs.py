@@ -16,7 +16,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from accounts.models import User
-from assessments.models import Assignment, Judgment, PoolEntry
+from assessments.models import Assignment, Campaign, Judgment, PoolEntry
 
 pytestmark = pytest.mark.browser
 
@@ -38,6 +38,7 @@ def gists(db):
     command("import_runs", "gists22", str(DATA / "touche22-gistA.txt"), str(DATA / "touche22-gistB.txt"))
     command("build_pool", "gists22", "--depth", "5")
     command("assign_topics", "gists22", "--auto", "--assessors", "alice")
+    Campaign.objects.filter(slug="gists22").update(phase="main")  # main-phase topics open with the main phase
     assignment = Assignment.objects.get(topic__campaign__slug="gists22", topic__number="1")
     entries = list(PoolEntry.objects.filter(topic=assignment.topic, duplicate_of__isnull=True).order_by("order")
                    .select_related("document"))

@@ -23,11 +23,13 @@ print("COUNTS " + json.dumps({
 }))
 """
 
-# Every page the demo people reach, logged in as each of them; then alice judges one document through the API.
+# Every page the demo people reach, logged in as each of them; then the main phase starts and alice judges one
+# document of her main-phase topic through the API (the demo is in training, which keeps that topic closed).
 PAGES = """
 from django.test import Client
 from django.urls import reverse
-from assessments.models import Assignment, Judgment, PoolEntry
+from assessments.models import Assignment, Campaign, Judgment, PoolEntry
+from assessments.services.assignments import close_training_round
 
 SLUG = "demo"
 organiser_pages = [
@@ -50,12 +52,14 @@ for name in ("alice", "bob"):
     assert client.login(username=name, password=name + "-demo"), name
     seen[name + " my_work"] = client.get(reverse("annotation:my_work")).status_code
     for assignment in Assignment.objects.filter(assessor__username=name, active=True):
-        seen[f"{name} judge {assignment.pk}"] = client.get(reverse("annotation:judge", args=[assignment.pk, 1])).status_code
-        seen[f"{name} resume {assignment.pk}"] = client.get(reverse("annotation:resume", args=[assignment.pk]), follow=True).status_code
+        seen[f"{name} judge {assignment.phase} {assignment.pk}"] = client.get(reverse("annotation:judge", args=[assignment.pk, 1])).status_code
+        seen[f"{name} resume {assignment.phase} {assignment.pk}"] = client.get(reverse("annotation:resume", args=[assignment.pk]), follow=True).status_code
 
+close_training_round(campaign=Campaign.objects.get(slug=SLUG), then="main", by=None)
 alice = Client(HTTP_HOST="127.0.0.1")
 alice.login(username="alice", password="alice-demo")
 assignment = Assignment.objects.filter(assessor__username="alice", active=True, phase="main").first()
+opened = alice.get(reverse("annotation:judge", args=[assignment.pk, 1])).status_code
 entry = PoolEntry.objects.filter(topic=assignment.topic).order_by("order").first()
 url = reverse("work-judgment", args=[assignment.pk, entry.pk])
 saved = alice.put(url, {"labels": {"relevance": 2, "quality": 1, "stance": "FIRST"}, "time_spent_ms": 1500},
@@ -63,7 +67,7 @@ saved = alice.put(url, {"labels": {"relevance": 2, "quality": 1, "stance": "FIRS
 read = alice.get(url)
 stored = Judgment.objects.get(assessor__username="alice", topic=assignment.topic, document=entry.document)
 print("PAGES " + json.dumps({
-    "seen": seen, "saved": saved.status_code, "read": read.status_code, "read_body": read.json(),
+    "seen": seen, "opened": opened, "saved": saved.status_code, "read": read.status_code, "read_body": read.json(),
     "stored": stored.labels,
 }))
 """
@@ -119,11 +123,12 @@ def test_demo_loads_twice_and_every_page_works_on_sqlite(tmp_path):
     assert _tagged(_manage(env, "shell", "-c", "import json\n" + COUNTS), "COUNTS") == counts
 
     result = _tagged(_manage(env, "shell", "-c", "import json\n" + PAGES), "PAGES")
-    failed = {page: code for page, code in result["seen"].items() if code != 200}
+    # Main-phase topics are refused (403, saying so) until the main phase starts; then they open.
+    failed = {page: code for page, code in result["seen"].items() if code != (403 if " main " in page else 200)}
     assert not failed, failed
-    assert any(" judge " in page for page in result["seen"] if page.startswith("alice"))
-    assert any(" judge " in page for page in result["seen"] if page.startswith("bob"))
-    assert result["saved"] == 200 and result["read"] == 200
+    assert any(" judge training " in page for page in result["seen"] if page.startswith("alice"))
+    assert any(" judge main " in page for page in result["seen"] if page.startswith("bob"))
+    assert result["opened"] == 200 and result["saved"] == 200 and result["read"] == 200
     assert result["read_body"]["labels"] == {"relevance": 2, "quality": 1, "stance": "FIRST"}
     assert result["stored"] == {"relevance": 2, "quality": 1, "stance": "FIRST"}
 

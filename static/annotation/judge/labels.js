@@ -10,7 +10,7 @@
  */
 
 import * as saves from "../saves.js";
-import { $, $$, capitalise, hideToast, listed, toast } from "./util.js";
+import { $, $$, capitalise, hideToast, listed, toast, withdrawToast } from "./util.js";
 
 const EMPTY = { labels: {}, note: "", flagged: false };
 const IDLE_MS = 90000; // no input for this long: the assessor is away, the clock stops
@@ -101,15 +101,21 @@ export function show(data) {
   }
   doc.committed = copy(doc.state);
   doc.sentMs = doc.activeMs;
-  if (undo) hideToast(); // its undo was for the document left
-  undo = null;
+  dropUndo(); // its undo was for the document left
   render();
   return item;
 }
 
+/** Refuse a change on a read-only page, saying why (the campaign or the training round is closed). */
 function refusedAsClosed() {
-  if (doc.data.closed) toast("This campaign is closed: labels can no longer change.");
-  return doc.data.closed;
+  if (doc.data.closed) toast(doc.data.closed);
+  return Boolean(doc.data.closed);
+}
+
+/** Another change came after the one that cleared labels: there is nothing to undo any more, so no toast offers it. */
+function dropUndo() {
+  undo = null;
+  withdrawToast(undoClear);
 }
 
 export function setLabel(label) {
@@ -120,7 +126,7 @@ export function setLabel(label) {
   if (!asked(d, labels)) {
     return toast(`${d.title} is asked only when ${describe(d.condition)}.`);
   }
-  undo = null;
+  dropUndo();
   const before = Object.assign({}, labels);
   // A dimension that may stay empty is unset by choosing its value again; a required one only changes.
   if (labels[dimension] === value && !d.required) delete labels[dimension]; else labels[dimension] = value;
@@ -146,7 +152,7 @@ export function undoClear() {
 
 export function toggleFlag() {
   if (refusedAsClosed()) return;
-  undo = null;
+  dropUndo();
   doc.state.flagged = !doc.state.flagged;
   commit();
 }
@@ -213,6 +219,7 @@ export function stored(judgment) {
  * over the version stored elsewhere, would mix in labels this page never showed (a quality beside their relevance 0,
  * which the server refuses, so the save would never go through). */
 export function resolved(judgment, keepMine) {
+  dropUndo();
   doc.server = judgment ? { labels: pick(judgment), revision: judgment.revision, source: judgment.source }
                         : { labels: null, revision: 0, source: "" };
   const stored = doc.server.labels || EMPTY;
@@ -258,8 +265,22 @@ export function render() {
   const judged = doc.data.judgedElsewhere + (isJudged() ? 1 : 0);
   $("#judged-count").textContent = judged;
   $("#progress").value = judged;
+  drawTopicDone(judged === doc.data.total);
   renderStatus();
   events.dispatchEvent(new Event("changed"));
+}
+
+const myWork = $("#topic-next").getAttribute("href");
+
+/** Once every document of the topic is judged: a link to the assessor's next topic with documents left (the page's
+ * data has it while this is the last one left, annotation.views), or back to My work. */
+function drawTopicDone(done) {
+  const note = $("#topic-done");
+  const after = doc.data.afterTopic;
+  const link = $("#topic-next");
+  note.hidden = !done;
+  link.href = after ? after.url : myWork;
+  link.textContent = after && after.topic ? "Next topic: " + after.topic : "Back to My work";
 }
 
 /** Whether the document on screen counts as judged: it has labels and none that the scheme asks is missing. */

@@ -51,6 +51,7 @@ const actions = {
   "flag": labels.toggleFlag,
   "undo": labels.undoClear,
   "note": openNote,
+  "topic": toggleTopic,
   "guidelines": () => dialogs.open("dlg-guidelines"),
   "help": () => dialogs.open("dlg-help"),
   "scroll-down": (e) => scroller.scrollBy({ top: e && e.key === " " ? scroller.clientHeight * 0.9 : 80 }),
@@ -137,12 +138,24 @@ note.addEventListener("blur", () => {
   }
 });
 
-// ---------------------------------------------------------------- the topic panel (folds on small screens)
-$$(".panel-toggle").forEach((toggle) => toggle.addEventListener("click", () => {
-  const open = toggle.getAttribute("aria-expanded") !== "true";
-  toggle.setAttribute("aria-expanded", String(open));
-  toggle.closest(".panel").classList.toggle("open", open);
-}));
+// ---------------------------------------------------------------- the topic panel
+// A column on a desktop; below 1100 px it stands above the document until folded, and below 700 px it is folded
+// until opened over the document (touchstone.css). Its toggle and `b` show or fold it; the toggle says which it is.
+const topicPanel = $(".topic-panel");
+const topicToggle = $(".topic-panel .panel-toggle");
+const topicShown = () => getComputedStyle($("#topic-body")).display !== "none";
+
+function toggleTopic() {
+  if (getComputedStyle(topicToggle).display === "none") return; // a column: always shown
+  const show = !topicShown();
+  topicPanel.classList.toggle("open", show);
+  topicPanel.classList.toggle("folded", !show);
+  drawTopic();
+}
+function drawTopic() {
+  topicToggle.setAttribute("aria-expanded", String(topicShown()));
+}
+["(max-width: 699px)", "(max-width: 1099px)"].forEach((query) => window.matchMedia(query).addEventListener("change", drawTopic));
 
 // ---------------------------------------------------------------- saving, shown
 function drawBanner() {
@@ -152,7 +165,7 @@ function drawBanner() {
   const waiting = items.filter((i) => !i.error && !i.conflict);
   if (waiting.length && saves.status.attempt > 0) {
     const seconds = Math.max(0, Math.round((saves.status.retryAt - Date.now()) / 1000));
-    banner.append(line("warn", `${plural(waiting.length, "label")} not saved yet: ${saves.status.problem}. They are kept in this browser; ` +
+    banner.append(line("warn", `Labels of ${plural(saves.documents(waiting), "document")} not saved yet: ${saves.status.problem}. They are kept in this browser; ` +
       `retrying in ${seconds} s.`, "Retry now", () => { saves.status.attempt = 0; saves.flush(); }));
   }
   for (const item of items.filter((i) => i.conflict)) {
@@ -211,6 +224,7 @@ document.addEventListener("touchstone:logout", labels.leaving);
 history.replaceState({ position: first.position }, "");
 const left = labels.show(first);
 navigation.drawPlace();
+drawTopic();
 view.reset(first.hasText);
 dialogs.drawUnjudgedOnly();
 drawBanner();
@@ -219,4 +233,5 @@ if (left && left.conflict) conflict.open(left.conflict.judgment);
 setInterval(labels.tick, 1000);
 setInterval(() => { if (saves.status.attempt > 0) drawBanner(); }, 1000); // the retry countdown
 saves.flush(); // labels left unsaved by earlier pages
-scroller.focus({ preventScroll: true });
+// Keys scroll the document from the start; its focus ring is for those who reach it with Tab.
+scroller.focus({ preventScroll: true, focusVisible: false });

@@ -66,7 +66,7 @@ function swap({ data, head, content }, push) {
   const scroller = $("#doc-scroll");
   scroller.scrollTop = 0;
   if (!document.activeElement || document.activeElement === document.body || !document.activeElement.closest("dialog")) {
-    scroller.focus({ preventScroll: true });
+    scroller.focus({ preventScroll: true, focusVisible: false });
   }
 }
 

@@ -38,6 +38,10 @@ export function toast(message, action = null) {
   clearTimeout(toastTimer);
   toastTimer = setTimeout(hideToast, action ? 8000 : 3500);
 }
+/** Take the toast away if it still offers `run` (the action it offered is no longer possible). */
+export function withdrawToast(run) {
+  if (toastRun === run) hideToast();
+}
 export function hideToast() {
   $("#toast").hidden = true;
   toastRun = null;

@@ -29,7 +29,7 @@ from assessments.labels import CATEGORY, QUESTION, Condition, LabelScheme
 from assessments.models import Assignment, Phase
 from assessments.rendering import document_html, safe_link, topic_terms
 from assessments.selectors import discussion, queues
-from assessments.services import images
+from assessments.services import images, machine_judges
 from assessments.services.judging import awaits_main_phase, not_started_message
 
 from .keymap import keymap
@@ -171,6 +171,7 @@ def judge(request: AuthenticatedHttpRequest, assignment_id: int, position: int) 
         "here": here,
         "payload": payload,
         "replies": discussion.replies_for_judge_page(assignment, document.pk, has_replies=here.has_replies),
+        "machine_labels": machine_judges.reveal(assessor=request.user, topic=topic, document=document, judged=here.is_judged),
     }
     response = render(request, template, context)
     response["Content-Security-Policy"] = JUDGE_PAGE_CSP

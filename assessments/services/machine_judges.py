@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, Max, OuterRef
+from django.db.models import Exists, Max, OuterRef, QuerySet
 
 from accounts.models import User
 from assessments import prompts
@@ -35,6 +35,7 @@ from assessments.models import (
     JudgePrompt,
     Judgment,
     Kind,
+    MachineExposure,
     MachineJudge,
     MachineLabel,
     PoolEntry,
@@ -407,3 +408,29 @@ def _fields(item: Item) -> dict[str, str]:
         "document": _document_text(item.document), "cause": topic.cause, "effect": topic.effect,
         "objects": " vs ".join(topic.compared_objects),
     }
+
+
+def reveal(*, assessor: User, topic: Topic, document: Document, judged: bool) -> list[MachineLabel]:
+    """The machine labels an assessor is shown beside a document, each showing recorded: none unless the campaign
+    reveals them (an explicit setting) and the assessor has saved their own complete label of the document, so the
+    model never speaks first. Every later change of that assessor's label is then model-influenced (`influenced`)."""
+    if not (judged and topic.campaign.reveal_machine_labels):
+        return []
+    newest = (MachineLabel.objects.filter(topic=topic, document=document, status=MachineLabel.Status.OK)
+              .values("judge", "dimension").annotate(last=Max("id")).values("last"))
+    shown = list(MachineLabel.objects.filter(id__in=newest).select_related("judge").order_by("judge__name", "dimension"))
+    if shown:
+        with transaction.atomic():
+            MachineExposure.objects.bulk_create(
+                [MachineExposure(assessor=assessor, topic=topic, document=document, label=label) for label in shown]
+            )
+    return shown
+
+
+def influenced(campaign: Campaign) -> QuerySet[Judgment]:
+    """Judgments changed after their assessor was shown a machine label of the document: model-influenced, since
+    people drift toward a label they have seen."""
+    shown_before = MachineExposure.objects.filter(
+        assessor=OuterRef("assessor"), topic=OuterRef("topic"), document=OuterRef("document"), at__lt=OuterRef("updated_at"),
+    )
+    return Judgment.objects.filter(topic__campaign=campaign).filter(Exists(shown_before))

@@ -131,6 +131,7 @@ def judges_page(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
         "campaign": campaign, "judges": listed, "form": form, "weak": PLAINLY_WEAK,
         "agreement": judges.agreement(campaign, listed) if listed else {},
         "dimensions": campaign.label_scheme.dimensions, "can_adjudicate": access.can_adjudicate(request.user, campaign),
+        "influenced": machine_judges.influenced(campaign).count() if campaign.reveal_machine_labels else 0,
     }
     return render(request, "assessments/machine_judges.html", context, status=400 if form.errors else 200)
 

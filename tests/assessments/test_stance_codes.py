@@ -152,7 +152,7 @@ def test_the_settings_page_shows_and_changes_the_codes(client, causal, organiser
     client.force_login(organiser_of_causal)
     page = client.get(causal.get_absolute_url()).content.decode()
     assert 'value="SUP=SUPPORT, REF=REFUTE, NEU=NEUTRAL, NO=NO"' in page
-    form = {"name": causal.name, "guidelines": "", "seconds_per_judgment": 30, "agreement_threshold": 0.4, "overlap_share": 0.0,
+    form = {"name": causal.name, "guidelines": "", "seconds_per_judgment": 30, "agreement_threshold": 0.4, "overlap_share": 0.0, "machine_disagreement": 2,
             "propagate_to_duplicates": "on", "stance_codes": "SUP=SUPPORT, REF=REFUTE, NEU=NEUTRAL, NO=NO, NEUTRAL=NEUTRAL, UNK=NO"}
     response = client.post(reverse("assessments:campaign_settings", args=[causal.slug]), form, follow=True)
     assert "Settings saved: Stance codes in runs." in response.content.decode()

@@ -15,13 +15,14 @@ For each size the database (`touchstone_bench_images` unless `--database`; dropp
 campaign, then each step runs in a child process of its own (bench/peak_memory.py: `manage.py shell -c`, its peak
 resident memory VmHWM): the import, timed inside the child from the call to its return, then the thumbnail job the
 import queued (run by the bench, so that it is measured apart). Beside them, in the same run: the floor, `manage.py
-check`'s peak (Django and the project before any image is read), and the ceiling, Pillow alone decoding the same
-files on one core: the import decodes every image fully, so it goes at most that fast per core.
+check`'s peak (Django and the project before any image is read), and Pillow alone decoding the same files on one
+core. The import checks each image by its bytes and decodes none; the thumbnail job decodes each once, on as many
+threads as the process may use CPUs (its affinity and cgroup quota), so Pillow's rate times those CPUs is its ceiling.
 
 Printed: images/s, MB/s and peak memory per step and size, the machine's CPUs and load average (other work on the
-machine slows the figures). Exits 1 when a goal is missed: the import at ≥ 200 images/s at the largest size, and
-the peaks of the import and of the thumbnail job flat in the number of images (the largest size's at most 10 MiB
-above the smallest's).
+machine slows the figures), and the README's speed table row with this run's figures. Exits 1 when a goal is
+missed: the import at ≥ 200 images/s at the largest size, and the peaks of the import and of the thumbnail job flat
+in the number of images (the largest size's at most 10 MiB above the smallest's).
 """
 
 import argparse
@@ -60,10 +61,10 @@ print(json.dumps({{"seconds": time.perf_counter() - started, "images": summary.c
 THUMBNAILS = """
 import json, time
 from assessments.models import Campaign
-from assessments.services.imports.images import make_thumbnails
+from assessments.services.imports.images import DECODERS, make_thumbnails
 started = time.perf_counter()
 summary = make_thumbnails(campaign=Campaign.objects.get(slug="bench"))
-print(json.dumps({{"seconds": time.perf_counter() - started, "images": summary.counts["thumbnails"]}}))
+print(json.dumps({{"seconds": time.perf_counter() - started, "images": summary.counts["thumbnails"], "threads": DECODERS}}))
 """
 
 
@@ -147,16 +148,18 @@ def manage(database: str, *args: str) -> tuple[int, str]:
     return peak, done.stdout.decode()
 
 
-def step(database: str, code: str, count: int) -> tuple[float, int]:
-    """Run IMPORT or THUMBNAILS in a child process: (seconds the service took, the child's peak resident KiB)."""
+def step(database: str, code: str, count: int) -> tuple[float, int, dict]:
+    """Run IMPORT or THUMBNAILS in a child process: (seconds the service took, the child's peak resident KiB, what it
+    printed). Every image must be stored, and get its thumbnail: these are all readable."""
     peak, printed = manage(database, "shell", "-c", code)
     figures = json.loads(printed.strip().splitlines()[-1])
     assert figures["images"] == count, figures
-    return figures["seconds"], peak
+    return figures["seconds"], peak, figures
 
 
 def decode_alone(files: list[bytes], count: int) -> float:
-    """Images/s of Pillow opening and fully decoding `count` of the files in this process: the import's floor cost."""
+    """Images/s of Pillow opening and fully decoding `count` of the files in this process: the thumbnail job's floor
+    cost (and the import's, before it checked images by their bytes alone)."""
     from PIL import Image
 
     started = time.perf_counter()
@@ -166,6 +169,28 @@ def decode_alone(files: list[bytes], count: int) -> float:
     return count / (time.perf_counter() - started)
 
 
+def readme_cells(figures: dict[int, dict], small: int, large: int, *, kb: float, one_core: float, loads: list[float]) -> str:
+    """The README's row for this bench, its What and Figure cells from this run's figures."""
+    def both(what: str, value) -> str:
+        return " / ".join(value(count, figures[count][what]) for count in (small, large))
+
+    rate = both("import", lambda count, step: f"{count / step[0]:,.0f}")
+    throughput = both("import", lambda count, step: f"{figures[count]['megabytes'] / step[0]:,.1f}")
+    peak = both("import", lambda count, step: f"{step[1] / 1024:,.0f}")
+    thumbnails = both("thumbnails", lambda count, step: f"{count / step[0]:,.0f}")
+    thumbnail_peak = both("thumbnails", lambda count, step: f"{step[1] / 1024:,.0f}")
+    threads = figures[large]["thumbnails"][2]["threads"]
+    what = (f"Import an image collection in the Touché Task 3 layout: {small:,} and {large:,} generated WebP images of "
+            f"{kb:.0f} KB (800 × 600 to 1280 × 960, one or two pages each), each step in a child process of its own, then "
+            "the thumbnail job; beside Pillow decoding the same files on one core (in the same run)")
+    figure = (f"import {rate} images/s ({throughput} MB/s), peak {peak} MiB at {small:,} / {large:,} images, each image "
+              f"checked by its bytes; thumbnails (the job after it, which decodes each image once) {thumbnails} images/s, "
+              f"{thumbnail_peak} MiB (load {min(loads):.1f}–{max(loads):.1f}). Pillow alone decodes them at "
+              f"{one_core:,.0f} images/s on one core: the thumbnail job's {threads} threads make at most "
+              f"{one_core * threads:,.0f}/s")
+    return f"| {what} | `.venv/bin/python bench/import_images.py` | {figure} | ≥ {GOAL_RATE} images/s, memory flat |"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--images", type=int, nargs=2, default=[1000, 5000], metavar=("SMALL", "LARGE"))
@@ -173,7 +198,7 @@ def main() -> int:
     parser.add_argument("--database", default="touchstone_bench_images", help="the bench's database (dropped first)")
     args = parser.parse_args()
     small, large = sorted(args.images)
-    cpus = os.cpu_count() or 1
+    cpus = len(os.sched_getaffinity(0))
 
     started = time.perf_counter()
     files = pictures(args.kb)
@@ -182,6 +207,7 @@ def main() -> int:
     one_core = decode_alone(files, 400)
     floor = manage(args.database, "check")[0]
     figures: dict[int, dict] = {}
+    loads: list[float] = []
     with tempfile.TemporaryDirectory(prefix="touchstone-images-") as folder:
         for count in (small, large):
             root = Path(folder) / str(count)
@@ -192,24 +218,29 @@ def main() -> int:
             manage(args.database, "migrate", "-v0")
             manage(args.database, "create_campaign", "bench", "--name", "Bench", "--preset", "touche-2023-task3")
             load = os.getloadavg()[0]
+            loads.append(load)
             with tempfile.TemporaryDirectory(prefix="touchstone-media-") as media:
                 os.environ["TOUCHSTONE_VAR_DIR"] = media  # MEDIA_ROOT is its uploads/
                 imported = step(args.database, IMPORT.format(path=str(root)), count)
                 thumbnails = step(args.database, THUMBNAILS.format(), count)
             figures[count] = {"megabytes": megabytes, "import": imported, "thumbnails": thumbnails}
+            loads.append(os.getloadavg()[0])
             print(f"  import: {imported[0]:.1f} s = {count / imported[0]:,.0f} images/s, {megabytes / imported[0]:,.1f} MB/s, "
                   f"peak {imported[1] / 1024:,.0f} MiB (load average {load:.2f} before, {os.getloadavg()[0]:.2f} after)", flush=True)
             print(f"  thumbnails (the job after it): {thumbnails[0]:.1f} s = {count / thumbnails[0]:,.0f} images/s, "
                   f"peak {thumbnails[1] / 1024:,.0f} MiB", flush=True)
 
-    print(f"\nfloor: manage.py check peaks at {floor / 1024:,.0f} MiB; ceiling: Pillow alone decodes these files at "
-          f"{one_core:,.0f} images/s on one core, so at most {one_core * cpus:,.0f}/s on this machine's {cpus} "
+    threads = figures[large]["thumbnails"][2]["threads"]
+    print(f"\nfloor: manage.py check peaks at {floor / 1024:,.0f} MiB; Pillow alone decodes these files at {one_core:,.0f} "
+          f"images/s on one core, so the thumbnail job's {threads} threads make at most {one_core * threads:,.0f}/s "
           f"(load average now {os.getloadavg()[0]:.2f})")
     print(f"{'images':>8}{'import/s':>10}{'MB/s':>7}{'peak MiB':>10}{'thumbs/s':>10}{'peak MiB':>10}")
     for count, row in figures.items():
-        (seconds, peak), (thumbnail_seconds, thumbnail_peak) = row["import"], row["thumbnails"]
+        (seconds, peak, _), (thumbnail_seconds, thumbnail_peak, _) = row["import"], row["thumbnails"]
         print(f"{count:>8,}{count / seconds:>10,.0f}{row['megabytes'] / seconds:>7,.1f}{peak / 1024:>10,.0f}"
               f"{count / thumbnail_seconds:>10,.0f}{thumbnail_peak / 1024:>10,.0f}")
+    print("\nThe README's speed table, this row's cells:")
+    print(readme_cells(figures, small, large, kb=sum(map(len, files)) / len(files) / 1000, one_core=one_core, loads=loads))
     rate = large / figures[large]["import"][0]
     missed = [f"import at {rate:,.0f} images/s"] if rate < GOAL_RATE else []
     for what in ("import", "thumbnails"):

@@ -12,18 +12,19 @@ The layout (the 2022 collection on Zenodo and the organisers' sample; ir_dataset
 
 The tree may be at the root or under ``images/``. Anything else is never read: ``snapshot/dom.html`` (up to 790 KB
 a page), ``nodes.jsonl``, screenshots and WARC archives, and files next to the tree (topics, queries). Images come in
-order of id, each as an `ImageRecord` that names its image file (`image_member`) instead of holding its bytes: open
-it with `ImageCollection.open_member` and check it with `formats.images.check_image`. Memory holds the zip's list of
+order of id, each as an `ImageRecord` that names its image file (`image_member`) instead of holding its bytes: read
+it with `ImageCollection.read_member` and check it with `formats.images.check_image`. Memory holds the zip's list of
 names (about 450,000 for the 56,000 images of 2023) and one image's small files.
 
 Refused with a `FormatError` that names the path (``archive.zip:member`` in a zip): a zip member whose name leaves
 the root (``..``, an absolute path, a backslash) or is a symbolic link, a symbolic link in a folder that points
 outside it; a folder whose name is not ``I`` + 2 hex digits, ``I`` + 16 lowercase hex digits under the folder of
 its first two, or ``P`` + 16 hex digits under ``pages/``; an image folder without its image, URL or pHash; a pHash
-that is not 64 characters 0/1; a rankings.jsonl line that is not such an object (naming the line); a file larger
-than its bound (`MAX_TEXT_BYTES` for a page's text, `MAX_SMALL_BYTES` for the others), or not UTF-8. Page texts are
-scraped from the web and only shown: invalid UTF-8 and NUL there become U+FFFD instead of refusing the collection.
-Dot files (``.DS_Store``) are skipped.
+that is not 64 characters 0/1; a rankings.jsonl line that is not such an object, or whose query or topic holds a
+NUL or a lone surrogate (``\\u0000``, ``\\ud800``: not text, and PostgreSQL refuses them), naming the line; a file
+larger than its bound (`MAX_TEXT_BYTES` for a page's text, `MAX_SMALL_BYTES` for the others), or not UTF-8, or a
+damaged zip entry. Page texts are scraped from the web and only shown: invalid UTF-8 and NUL there become U+FFFD
+instead of refusing the collection. Dot files (``.DS_Store``) are skipped.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ _READ_ERRORS = (OSError, zipfile.BadZipFile, zlib.error, EOFError)
 _SHARD = re.compile(r"I[0-9a-f]{2}")
 _PAGE = re.compile(r"P[0-9a-f]{16}")
 _PHASH = re.compile(r"[01]{64}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _DRIVE = re.compile(r"[A-Za-z]:")
 _FOLDERS_KEPT = 64  # folders a _Folder remembers as inside: an image's are read one after another
 
@@ -135,6 +137,15 @@ class ImageCollection:
         """A file of the collection by its path from the root (an `ImageRecord.image_member`)."""
         return self._tree.open(member)
 
+    def read_member(self, member: str, limit: int) -> bytes:
+        """At most `limit` + 1 bytes of a file of the collection (one more than `limit` tells a longer file), a damaged
+        zip entry refused as a `FormatError` naming it, as the other files are."""
+        try:
+            with self._tree.open(member) as stream:
+                return stream.read(limit + 1)
+        except _READ_ERRORS as exc:
+            raise FormatError(self._tree.where(member), None, f"the file cannot be read ({exc})") from None
+
     def _folders(self, folder: str, pattern: re.Pattern[str], expected: str) -> Iterator[str]:
         for name, is_dir in sorted(self._tree.entries(folder).items()):
             path = _join(folder, name)
@@ -195,6 +206,8 @@ class ImageCollection:
                 topic = str(topic)  # the sample writes "48"; an integer means the same
             if not isinstance(query, str) or not isinstance(topic, str) or not topic.strip():
                 raise FormatError(source, lineno, "query and topic must be strings, the topic not empty")
+            if "\\u" in line:  # an escape is the only way to a NUL or a lone surrogate, which PostgreSQL refuses
+                _refuse_escapes(query, topic, source, lineno)
             if not isinstance(rank, int) or isinstance(rank, bool) or rank < 1:
                 raise FormatError(source, lineno, f"rank {shown(str(rank))} is not a positive integer")
             queries.append(PageQuery(query, topic, rank))
@@ -246,6 +259,14 @@ def count_images(path: str | os.PathLike[str]) -> int:
     """How many images the collection has, from names alone: a progress bar's total."""
     with open_image_collection(path) as collection:
         return collection.count_images()
+
+
+def _refuse_escapes(query: str, topic: str, source: str, line: int) -> None:
+    for what, text in (("query", query), ("topic", topic)):
+        if "\x00" in text:
+            raise FormatError(source, line, f"the {what} contains a NUL character (\\u0000)")
+        if _SURROGATE.search(text):
+            raise FormatError(source, line, f"the {what} contains a lone surrogate (\\ud800–\\udfff), which is not text")
 
 
 def _join(folder: str, name: str) -> str:

@@ -3,13 +3,14 @@
 An image is a Document of its collection (doc_id the image id, `metadata["image"]` its file's storage name, type
 and size, `metadata["pages"]` the web pages it came from), and its bytes are a file in Django's storage under the
 media root (a volume in docker-compose.yml), never a database row: a 2023 collection is 56 k images of up to
-1.7 MB each. A thumbnail is made once, by a job after the import, for the grid and the run browser.
+1.7 MB each. A thumbnail is made once, by a job after the import, for the grid and the run browser; that job decodes
+each image for the first time, and one that fails is marked unreadable (`metadata["image"]["unreadable"]`).
 
 Images are served only as what their bytes were checked to be (formats.images: WebP, PNG or JPEG, never SVG or
-HTML), with that content type, `nosniff`, a policy that lets nothing run, and a long private cache lifetime (an
-image id names its bytes, so a file never changes). Where a deployment puts a web server in front that can send
-protected files itself (nginx's X-Accel-Redirect), IMAGE_ACCEL_REDIRECT names its internal location and Python only
-checks access; otherwise the file is streamed from storage.
+HTML; never one marked unreadable), with that content type, `nosniff`, a policy that lets nothing run, and a long
+private cache lifetime (an image id names its bytes, so a file never changes). Where a deployment puts a web server
+in front that can send protected files itself (nginx's X-Accel-Redirect), IMAGE_ACCEL_REDIRECT names its internal
+location and Python only checks access; otherwise the file is streamed from storage.
 """
 
 from __future__ import annotations
@@ -60,6 +61,9 @@ def image_response(document: Document, *, thumbnail: bool = False) -> HttpRespon
     image = (document.metadata or {}).get("image")
     if not image:
         raise Http404("No image")
+    if image.get("unreadable"):
+        # A browser's image decoder is attack surface too: data that Pillow's decoders refused is not sent to it.
+        raise Http404("The image cannot be decoded")
     # Until the job has made it, a thumbnail is the image itself (the grid shows it scaled down).
     if thumbnail and image.get("thumbnail"):
         name, content_type = image["thumbnail"], "image/webp"

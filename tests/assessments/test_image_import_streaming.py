@@ -1,6 +1,6 @@
-"""An image import checks several images at once and spools what it stores, yet behaves as one done in order, one
-image at a time: the first problem in the collection's order is the one named, a refusal leaves storage as it was,
-and a job's progress is written while nothing is locked."""
+"""An image import spools what it stores and checks the images one at a time, in order: the first problem in the
+collection's order is the one named, a refusal leaves storage as it was, and a job's progress is written while
+nothing is locked. The thumbnail job that follows works a batch at a time."""
 
 import shutil
 
@@ -29,11 +29,11 @@ def image_files(collection):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("reader_refuses_the_next", [False, True])
-def test_the_first_bad_image_is_named_though_later_problems_are_found_while_it_is_checked(sample, tmp_path, reader_refuses_the_next):
+def test_the_first_bad_image_in_the_collections_order_is_the_one_named(sample, tmp_path, reader_refuses_the_next):
     campaign = create_campaign(slug="img23", name="Images", preset="touche-2023-task3")
     files = image_files(sample)
     truncated, svg = files[9], files[10]
-    truncated.write_bytes(truncated.read_bytes()[: truncated.stat().st_size // 2])  # fails only once decoded
+    truncated.write_bytes(truncated.read_bytes()[: truncated.stat().st_size // 2])  # fails its container's check
     svg.write_bytes(b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>')  # fails at once
     if reader_refuses_the_next:
         (files[11].parent / "image-url.txt").write_text("")

@@ -218,6 +218,10 @@ def test_it_refuses_a_phash_that_is_not_64_bits(tmp_path, phash, shown):
         (b'{"query":"q","topic":"48","rank":"1"}', "rank '1' is not a positive integer"),
         (b'{"query":"q","topic":"48","rank":0}', "rank '0' is not a positive integer"),
         (b'{"query":"q","rank":1}', "query and topic must be strings"),
+        # PostgreSQL stores neither in text or jsonb: the import crashed as it wrote them (issue 26).
+        (b'{"query":"q\\u0000 good","topic":"48","rank":1}', "the query contains a NUL character (\\u0000)"),
+        (b'{"query":"q","topic":"4\\u00008","rank":1}', "the topic contains a NUL character (\\u0000)"),
+        (b'{"query":"q\\ud800","topic":"48","rank":1}', "the query contains a lone surrogate (\\ud800–\\udfff), which is not text"),
     ],
 )
 def test_it_refuses_a_malformed_rankings_line_naming_it(tmp_path, line, reason):
@@ -351,6 +355,20 @@ def test_a_damaged_zip_entry_is_refused_naming_it(tmp_path):
     error = error_for(archive)
     assert error.source == f"{archive}:images/I2b/{IMAGE}/image-url.txt"
     assert error.reason.startswith("the file cannot be read (Bad CRC-32")
+
+
+def test_a_damaged_image_entry_is_refused_naming_it_when_read(tmp_path):
+    write_image(tmp_path / "folder", files={"image.webp": b"RIFF....WEBP" + b"b" * 200})
+    archive = zipped(tmp_path / "folder", tmp_path / "c.zip")
+    data = bytearray(archive.read_bytes())
+    data[data.index(b"bbbb") + 30] ^= 0x01
+    archive.write_bytes(bytes(data))
+
+    with pytest.raises(FormatError) as caught, open_image_collection(archive) as collection:
+        for record in collection:
+            collection.read_member(record.image_member, 1 << 20)
+    assert caught.value.source == f"{archive}:images/I2b/{IMAGE}/image.webp"
+    assert caught.value.reason.startswith("the file cannot be read (Bad CRC-32")
 
 
 def test_a_zip_entry_larger_than_its_bound_is_refused(tmp_path):

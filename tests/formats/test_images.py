@@ -44,6 +44,19 @@ def jpeg(width: int, height: int, **save) -> bytes:
     return out.getvalue()
 
 
+def webp(width: int, height: int, **save) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (30, 90, 200)).save(out, "WEBP", **save)
+    return out.getvalue()
+
+
+def corrupt_but_complete(data: bytes) -> bytes:
+    """A simple lossy WebP whose container is whole (RIFF size, chunk, frame header, first partition's length) and
+    whose coded data after the frame header is all 0xFF bytes, which libwebp fails to decode."""
+    assert data[12:16] == b"VP8 "
+    return data[:30] + b"\xff" * (len(data) - 30)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The real sample
 
@@ -105,11 +118,14 @@ def test_a_png_declaring_100000_by_100000_pixels_is_refused_without_allocating(m
         thumbnail(bomb)
 
 
-def test_an_image_just_past_the_bound_is_refused_and_one_within_it_reads_as_far_as_its_data_goes():
+def test_an_image_just_past_the_bound_is_refused_and_one_within_it_passes_the_check_and_fails_to_decode():
     assert "8,000 × 6,251 pixels" in refusal(png_declaring(8000, 6251)).reason
     assert refusal(png_declaring(100, 100), max_pixels=9_999).reason.startswith("the PNG image declares 100 × 100 pixels")
-    # Within the bound, the forged PNG gets as far as decoding, which finds too little data.
-    assert "cannot be decoded" in refusal(png_declaring(100, 100)).reason
+    # Within the bound, the forged PNG is a whole container, every checksum right: the check, which inflates no data,
+    # lets it through, and decoding it (the thumbnail job's) finds too little data.
+    assert check_image(png_declaring(100, 100), source="a.png") == CheckedImage("PNG", "image/png", 100, 100)
+    with pytest.raises(FormatError, match="cannot be decoded"):
+        thumbnail(png_declaring(100, 100))
 
 
 def test_a_webp_declaring_a_huge_canvas_is_refused_before_pillow_allocates_it(monkeypatch):
@@ -189,3 +205,81 @@ def test_a_file_beyond_the_byte_bound_is_refused_without_reading_it_all():
     with pytest.raises(FormatError, match="larger than 1,000 bytes"):
         check_image(stream, source="big.jpg", max_bytes=1000)
     assert stream.tell() == 1001
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The check reads bytes; decoding is the thumbnail's
+
+
+def test_the_check_decodes_no_pixel_and_reads_the_real_images_sizes_from_their_headers(touche_data, monkeypatch):
+    def no_pillow(*args, **kwargs):
+        raise AssertionError("the check opened the file with Pillow")
+
+    monkeypatch.setattr(Image, "open", no_pillow)
+    with open_image_collection(touche_data / SAMPLE) as collection:
+        checked = {r.image_member: check_image(collection.read_member(r.image_member, 1 << 26), source=r.image_member)
+                   for r in collection}
+
+    assert len(checked) == 50
+    assert checked[WEBP] == CheckedImage("WEBP", "image/webp", 960, 721)
+    assert checked[PNG_NAMED_WEBP] == CheckedImage("PNG", "image/png", 1024, 1284)
+
+
+def test_a_webp_of_every_layout_passes_lossy_lossless_with_alpha_and_animated():
+    frames = [Image.new("RGBA", (40, 30), (n * 60, 0, 0, 128)) for n in range(3)]
+    animated = io.BytesIO()
+    frames[0].save(animated, "WEBP", save_all=True, append_images=frames[1:], duration=100)
+
+    for data, layout in ((webp(40, 30), b"VP8 "), (webp(40, 30, lossless=True), b"VP8L"),
+                         (animated.getvalue(), b"VP8X")):
+        assert data[12:16] == layout
+        assert check_image(data, source="a.webp") == CheckedImage("WEBP", "image/webp", 40, 30)
+        assert thumbnail(data)  # and decodes
+
+
+def test_a_webp_whose_picture_chunk_is_cut_short_is_refused_though_its_riff_size_was_made_to_match():
+    data = webp(300, 200, quality=95)
+    cut = data[: len(data) - 40]
+    cut = cut[:4] + struct.pack("<I", len(cut) - 8) + cut[8:]
+
+    assert refusal(cut).reason == (
+        "the WEBP image cannot be decoded (its VP8 chunk at byte 12 runs past the end of its container: it is truncated)"
+    )
+    # The chunk's size made to match as well: the frame's first partition no longer fits.
+    short = cut[:16] + struct.pack("<I", 12) + cut[20:32]
+    short = short[:4] + struct.pack("<I", len(short) - 8) + short[8:]
+    assert refusal(short).reason.startswith("the WEBP image cannot be decoded (its VP8 frame's first partition needs")
+
+
+def test_a_webp_with_no_picture_is_refused_and_bytes_after_its_riff_end_are_tolerated():
+    assert refusal(webp_declaring(100, 100)).reason == "the WEBP image cannot be decoded (it holds no picture (a VP8 or VP8L chunk))"
+    assert check_image(webp(40, 30) + b"\x00\x00", source="a.webp").width == 40  # libwebp ignores them too
+
+
+def test_a_png_cut_at_a_chunk_boundary_or_without_image_data_is_refused():
+    data = png_declaring(100, 100)
+    iend = data.index(b"IEND") - 4
+    assert refusal(data[:iend]).reason == "the PNG image cannot be decoded (it ends before its IEND chunk: it is truncated)"
+    no_data = data[:8] + data[8:33] + data[iend:]
+    assert refusal(no_data).reason == "the PNG image cannot be decoded (it holds no image data (IDAT))"
+
+
+def test_a_jpeg_cut_before_its_scan_or_without_a_frame_header_is_refused():
+    data = jpeg(64, 48)
+    sos = data.index(b"\xff\xda")
+
+    assert refusal(data[:sos + 4], source="a.jpg").reason == "the JPEG image cannot be decoded (it ends before its scan data: it is truncated)"
+    sof = data.index(b"\xff\xc0")
+    length = int.from_bytes(data[sof + 2:sof + 4], "big")
+    assert refusal(data[:sof] + data[sof + 2 + length:], source="a.jpg").reason == (
+        "the JPEG image cannot be decoded (no frame header (SOF) gives its size before its scan data)"
+    )
+
+
+def test_a_corrupt_but_complete_webp_passes_the_check_and_fails_to_decode():
+    data = corrupt_but_complete(webp(64, 48))
+
+    assert check_image(data, source="a.webp") == CheckedImage("WEBP", "image/webp", 64, 48)
+    with pytest.raises(FormatError) as caught:
+        thumbnail(data, source="images/img23/I00/I0000000000000000.webp")
+    assert str(caught.value).startswith("images/img23/I00/I0000000000000000.webp: the WEBP image cannot be decoded (")

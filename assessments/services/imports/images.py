@@ -1,31 +1,35 @@
 """Loading an image collection (Touché Task 3) in the lab's layout, from a folder or a zip.
 
-Each image is checked by its bytes (formats.images: WebP, PNG or JPEG, pixels bounded, fully decoded) before it is
-kept; its file goes to storage (services.images), and a Document of the campaign's collection records it: doc_id the
-image id, `url` the image's address, `metadata` its file, type, size and pHash and the web pages that showed it (the
-address, the searches that found it, and the start of its text: what the judge page's drawer shows; DOM snapshots,
-screenshots and archives are never read).
+Each image is checked by its bytes (formats.images.check_image: WebP, PNG or JPEG, its declared pixels bounded, its
+container whole; no pixel decoded) before it is kept; its file goes to storage (services.images), and a Document of
+the campaign's collection records it: doc_id the image id, `url` the image's address, `metadata` its file, type, size
+and pHash and the web pages that showed it (the address, the searches that found it, and the start of its text: what
+the judge page's drawer shows; DOM snapshots, screenshots and archives are never read).
 
 Memory does not grow with the collection: it is read one image at a time, each Document goes to a spool file on disk
 as a line of COPY text (bulk.upsert_documents, as text documents are imported), and so do the names of the files
-written. Decoding is most of the time, and Pillow's decoders release the GIL: `CHECKERS` threads check the next
-images while this one is stored, in order, so the first bad image is still the one named.
+written.
 
 All or nothing: the first bad image or file names itself and the import stores nothing (the files it wrote are
 removed, the documents are written in one short transaction at the end, after every image was checked, so the
-progress a job reports is committed as it goes and the campaign is locked only while the rows are copied).
-Thumbnails are made afterwards by a job (`make_thumbnails`), so an import is not slowed by them. A judged image's
-file is never replaced.
+progress a job reports is committed as it goes and the campaign is locked only while the rows are copied). A judged
+image's file is never replaced.
+
+Pixels are decoded once, afterwards, by the job that makes the thumbnails (`make_thumbnails`), so an import is not
+slowed by decoding (most of an import's time when it was done there) nor by thumbnails. An image whose container is
+whole but whose data fails to decode there is marked unreadable (`metadata["image"]["unreadable"]`, the reason): it
+is not served (services.images), the judge page says it could not be read and an assessor can still flag it, and the
+job's result lists it by file.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
-from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from django.core.files.storage import default_storage
@@ -33,8 +37,8 @@ from django.db import transaction
 
 from accounts.models import User
 from assessments.formats.errors import FormatError
-from assessments.formats.image_collection import ImageCollection, ImageRecord, open_image_collection
-from assessments.formats.images import MAX_BYTES, MAX_PIXELS, CheckedImage, check_image, declared_pixels, thumbnail
+from assessments.formats.image_collection import ImageRecord, open_image_collection
+from assessments.formats.images import MAX_BYTES, MAX_PIXELS, CheckedImage, check_image, thumbnail
 from assessments.models import Campaign, Document, Job, Judgment, PoolEntry
 from assessments.models.fields import max_length
 from assessments.services import audit, bulk, images, job_queue, jobs
@@ -46,11 +50,23 @@ from assessments.services.jobs import NoProgress, Progress
 THUMBNAILS_PER_WRITE = 200
 PAGE_TEXT_CHARS = 3000  # of a page's text, what the drawer shows: the lab's snapshots run to hundreds of kB
 _URL_LENGTH = max_length(Document, "url")
-# Images decoded at once, and how many are read ahead of the one being stored. An image declaring more than its share
-# of MAX_PIXELS, or a file over its share of MAX_BYTES, is checked alone once those before it are done: what is held
-# at once stays within one largest image's bounds, as when images were checked one at a time.
-CHECKERS = min(os.cpu_count() or 1, 8)
-AHEAD = 2 * CHECKERS
+
+
+def usable_cpus(cpu_max: str = "/sys/fs/cgroup/cpu.max") -> int:
+    """The CPUs this process may run on: those of its affinity mask, fewer under a cgroup v2 CPU quota (`cpu_max`, a
+    container's ``--cpus``). os.cpu_count() counts the machine's, and threads beyond the quota only queue for it."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        with open(cpu_max) as limit:
+            quota, period = limit.read().split()[:2]
+        return cpus if quota == "max" else max(1, min(cpus, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError, ZeroDivisionError):  # no cgroup v2 here, or a file not as the kernel writes it
+        return cpus
+
+
+# Images the thumbnail job decodes at once (Pillow's decoders release the GIL). An image declaring more than its share
+# of MAX_PIXELS is decoded alone, so that what is held at once stays within one largest image's bound.
+DECODERS = min(usable_cpus(), 8)
 
 
 def import_images(
@@ -86,8 +102,10 @@ def import_images(
 
     with tempfile.TemporaryFile() as spool, tempfile.TemporaryFile("w+") as written:
         try:
-            with open_image_collection(path, source=source) as opened, ThreadPoolExecutor(CHECKERS) as checkers:
-                for record, data, checked in _checked(opened, kept(iter(opened), opened.count_images()), checkers, source):
+            with open_image_collection(path, source=source) as opened:
+                for record in kept(iter(opened), opened.count_images()):
+                    data = opened.read_member(record.image_member, MAX_BYTES)  # check_image refuses a longer one
+                    checked = check_image(data, source=f"{source}:{record.image_member}")
                     name = images.image_name(collection, record.id, checked.content_type)
                     # A file there already is an earlier import's, of a document that stays if this one fails.
                     existed = default_storage.exists(name)
@@ -117,43 +135,6 @@ def import_images(
     return ImportSummary(text, [], {"images": stored, "skipped": skipped, "judged_kept": kept_judged})
 
 
-def _checked(
-    opened: ImageCollection, records: Iterator[ImageRecord], checkers: ThreadPoolExecutor, source: str,
-) -> Iterator[tuple[ImageRecord, bytes, CheckedImage]]:
-    """Each record with its image's bytes and check, in the collection's order, up to AHEAD images read ahead.
-
-    A problem reading the collection further on is raised only after the images read before it were checked, so
-    that the first problem in the collection's order is the one reported.
-    """
-    window: deque[tuple[ImageRecord, bytes, Future[CheckedImage]]] = deque()
-    while True:
-        try:
-            record = next(records, None)
-            if record is None:
-                break
-            with opened.open_member(record.image_member) as stream:
-                data = stream.read(MAX_BYTES + 1)  # check_image refuses a longer one
-        except FormatError as late:
-            earlier = next(filter(None, (future.exception() for _, _, future in window)), None)
-            raise (earlier or late) from None
-        where = f"{source}:{record.image_member}"
-        if len(data) > MAX_BYTES // AHEAD or (declared_pixels(data) or MAX_PIXELS) > MAX_PIXELS // CHECKERS:
-            while window:  # a large one is decoded alone (the constants' comment)
-                yield _result(window.popleft())
-            yield record, data, check_image(data, source=where)
-        else:
-            window.append((record, data, checkers.submit(check_image, data, source=where)))
-            if len(window) > AHEAD:
-                yield _result(window.popleft())
-    while window:
-        yield _result(window.popleft())
-
-
-def _result(pending: tuple[ImageRecord, bytes, Future[CheckedImage]]) -> tuple[ImageRecord, bytes, CheckedImage]:
-    record, data, future = pending
-    return record, data, future.result()
-
-
 def _document_line(record: ImageRecord, name: str, checked: CheckedImage) -> bytes:
     """The image's Document as a line of the spool: COPY text in bulk.DOCUMENT_COLUMNS' order."""
     pages = [
@@ -169,44 +150,58 @@ def _document_line(record: ImageRecord, name: str, checked: CheckedImage) -> byt
 
 
 def make_thumbnails(*, campaign: Campaign, progress: Progress | None = None) -> ImportSummary:
-    """A thumbnail for each image of the campaign's collection that has none yet (once: later runs skip them).
+    """A thumbnail for each image of the campaign's collection that has none yet (once: later runs skip them), made
+    by decoding the image whole, the first time its pixels are read (the module docstring). An image that cannot be
+    decoded gets no thumbnail but the reason in `metadata["image"]["unreadable"]`, and is a warning naming its file.
 
-    THUMBNAILS_PER_WRITE images at a time, in order of id, made by CHECKERS threads (an image larger than its share
-    of MAX_PIXELS alone, as at import) and written in one statement: memory holds one batch whatever the collection's
-    size, and a cancelled job keeps what it made.
+    THUMBNAILS_PER_WRITE images at a time, in order of id, made by DECODERS threads (an image larger than its share
+    of MAX_PIXELS alone) and written in one statement: memory holds one batch whatever the collection's size, and a
+    cancelled job keeps what it made.
     """
     progress = progress or NoProgress()
     missing = (
         Document.objects.filter(collection=campaign.collection, metadata__image__thumbnail=None)
-        .exclude(metadata__image=None).only("pk", "doc_id", "metadata").order_by("pk")
+        .exclude(metadata__image=None).exclude(metadata__image__has_key="unreadable")
+        .only("pk", "doc_id", "metadata").order_by("pk")
     )
     total = missing.count()
-    done = last = 0
-    with ThreadPoolExecutor(CHECKERS) as makers:
+    done = made = last = 0
+    unreadable: list[str] = []
+    with ThreadPoolExecutor(DECODERS) as makers:
         while batch := list(missing.filter(pk__gt=last)[:THUMBNAILS_PER_WRITE]):
             last = batch[-1].pk
             shared: list[Document] = []
             alone: list[Document] = []
             for document in batch:
                 image = document.metadata["image"]
-                (shared if image["width"] * image["height"] <= MAX_PIXELS // CHECKERS else alone).append(document)
-            made = list(zip(shared, makers.map(_thumbnail_of, shared))) + [(d, _thumbnail_of(d)) for d in alone]
-            for document, small in made:
-                if small is not None:
+                (shared if image["width"] * image["height"] <= MAX_PIXELS // DECODERS else alone).append(document)
+            decoded = [*zip(shared, makers.map(_thumbnail_of, shared)), *((d, _thumbnail_of(d)) for d in alone)]
+            for document, small in decoded:
+                image = document.metadata["image"]
+                if isinstance(small, FormatError):
+                    image["unreadable"] = small.reason
+                    unreadable.append(str(small))
+                else:
                     name = images.thumbnail_name(campaign.collection, document.doc_id)
-                    document.metadata["image"]["thumbnail"] = images.store_file(name, small)
-            Document.objects.bulk_update([document for document, small in made if small is not None], ["metadata"])
+                    image["thumbnail"] = images.store_file(name, small)
+                    made += 1
+            Document.objects.bulk_update(batch, ["metadata"])
             done += len(batch)
             progress.advance(done, total)
-    return ImportSummary(f"{done} thumbnails made", [], {"thumbnails": done})
+    text = f"{made} thumbnails made"
+    if unreadable:
+        text += f"; {len(unreadable)} images cannot be decoded and are shown to assessors as unreadable (listed)"
+    return ImportSummary(text, unreadable, {"thumbnails": made, "unreadable": len(unreadable)})
 
 
-def _thumbnail_of(document: Document) -> bytes | None:
-    with default_storage.open(document.metadata["image"]["file"], "rb") as stream:
+def _thumbnail_of(document: Document) -> bytes | FormatError:
+    """The thumbnail, or why the image cannot be decoded (a FormatError naming its stored file)."""
+    name = document.metadata["image"]["file"]
+    with default_storage.open(name, "rb") as stream:
         try:
-            return thumbnail(stream.read(), source=document.doc_id)
-        except FormatError:
-            return None  # checked at import; a file changed in storage since keeps no thumbnail
+            return thumbnail(stream.read(MAX_BYTES + 1), source=name)  # thumbnail refuses a longer one
+        except FormatError as exc:
+            return exc
 
 
 @jobs.handler("make_thumbnails")

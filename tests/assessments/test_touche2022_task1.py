@@ -17,6 +17,7 @@ import pytest
 import pytrec_eval
 from django.core.management import call_command
 from django.urls import reverse
+from ir_datasets.formats.touche import ToucheQualityCoherenceQrels
 
 from accounts.models import User
 from assessments.models import Assignment, Campaign, Document, Judgment, PoolEntry
@@ -29,6 +30,19 @@ RUNS = [DATA / "touche22-gistA.txt", DATA / "touche22-gistB.txt"]
 A1, A2, A3, A4, A5 = (f"S{source}-A0000000{n}" for source, n in (
     ("a1b2c3d4", 1), ("a1b2c3d4", 2), ("b5e6f7a8", 3), ("b5e6f7a8", 4), ("c9d0e1f2", 5)))
 MISSING = f"Sdeadbeef-A0000000f__PREMISE__1,{A3}__CONC__1"
+
+
+class _Source:
+    """A file as ir_datasets' qrels readers take one (its download cache's interface)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+
+    def path(self) -> str:
+        return str(self._path)
+
+    def stream(self):
+        return open(self._path, "rb")
 
 
 def pair(first: str, second: str) -> str:
@@ -193,6 +207,10 @@ def test_a_2022_task1_campaign_runs_end_to_end_to_three_aligned_qrels_and_cohere
     by_pair = {(topic, doc): tuple(rows[kind][i][2] for kind in files) for i, (topic, doc) in enumerate(keys[0])}
     for key, verdict in VERDICTS.items():
         assert by_pair[key] == (verdict if len(verdict) == 3 else (0, 0, 0)), key  # not relevant: quality and coherence 0
+    # ir_datasets reads the lab's three files by zipping their lines and refusing any line whose topic or pair differs.
+    zipped = ToucheQualityCoherenceQrels(*(_Source(files[kind]) for kind in ("relevance", "quality", "coherence")), {})
+    assert [(q.query_id, q.doc_id, (q.relevance, q.quality, q.coherence)) for q in zipped.qrels_iter()] == [
+        (topic, doc, by_pair[topic, doc]) for topic, doc in keys[0]]
     # Each file is also the plain export of its dimension, and was kept as a snapshot.
     for kind, path in files.items():
         plain, _ = command("export_qrels", "gists22", "--kind", kind)

@@ -5,6 +5,7 @@ import gzip
 from pathlib import Path
 
 import pytest
+from ir_datasets.formats.argsme import ArgsMeProcessedDoc
 
 from assessments.formats.argsme_sentences import looks_like_argsme_sentences, read_argsme_sentences
 from assessments.formats.documents import DocumentRecord, read_documents
@@ -40,6 +41,19 @@ def test_each_sentence_is_a_document_titled_with_its_arguments_conclusion():
     assert quoted.body == "Uniforms cost poor families money they would not otherwise spend, says the \"parents' council\"."
     assert records[-1].body == "Chernobyl and Fukushima left land that nobody can live on,\nfor decades."  # the literal's \n
     assert [r.line for r in records].count(6) == 2  # the fifth argument, on line 6
+
+
+def test_the_sentences_are_those_ir_datasets_reads_from_the_same_file():
+    """ir_datasets' own reader of args_processed.csv (csv.DictReader and ast.literal_eval, ArgsMeProcessedDoc) is the
+    independent reference for the lab's format: every sentence, id, text and argument, in the same order."""
+    path = CAMPAIGN_FILES / "args_processed.csv"
+    with open(path, newline="", encoding="utf-8") as stream:
+        arguments = [ArgsMeProcessedDoc.from_csv(row) for row in csv.DictReader(stream)]
+    expected = [(s.id, s.text, a.conclusion, a.doc_id) for a in arguments for s in a.sentences]
+
+    ours = [(r.doc_id, r.body, r.title, r.metadata["argument"]) for r in read_argsme_sentences(path)]
+
+    assert ours == expected and len(expected) == 15
 
 
 def test_auto_recognises_the_file_by_its_header_plain_or_gzip(tmp_path):

@@ -176,18 +176,13 @@ class PromptsView(APIView):
         data = params.validated_data
         if found.is_local:
             return Response({"detail": "the local judge has thresholds, not prompts"}, status=status.HTTP_400_BAD_REQUEST)
-        current = machine_judges.current_prompts(found).get(data["dimension"])
-        if current and judges.same_as_current(found, data["dimension"], system=data.get("system", current.system),
-                                              template=data["template"], answers=data["answers"]):
-            current.current = True  # type: ignore[attr-defined]
-            return Response(JudgePromptSerializer(current).data)
         try:
-            prompt = machine_judges.change_prompt(judge=found, by=request.user, dimension=data["dimension"],
-                                                  template=data["template"], answers=data["answers"], system=data.get("system"))
+            prompt, created = machine_judges.change_prompt(judge=found, by=request.user, dimension=data["dimension"],
+                                                           template=data["template"], answers=data["answers"], system=data.get("system"))
         except machine_judges.MachineJudgeError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         prompt.current = True  # type: ignore[attr-defined]
-        return Response(JudgePromptSerializer(prompt).data, status=status.HTTP_201_CREATED)
+        return Response(JudgePromptSerializer(prompt).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ name the machine tables, so nothing here may be reached from an assessor's reque
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet, Sum
@@ -256,11 +256,3 @@ def routing_judge(campaign: Campaign, name: str = "") -> MachineJudge | None:
     found = MachineJudge.objects.filter(campaign=campaign).select_related("campaign").order_by("name")
     return (found.filter(name=name) if name else found).first()
 
-
-def same_as_current(judge: MachineJudge, dimension: str, *, system: str, template: str, answers: Mapping) -> bool:
-    """Whether an edited prompt says what the current version says: saving it as a new version would only make the
-    next run ask every document again (and pay for it)."""
-    current = judge.prompts.filter(dimension=dimension).order_by("-version").first()
-    return current is not None and (current.system, current.template, current.answers) == (
-        system, template, {str(k).lower(): v for k, v in answers.items()} if isinstance(answers, Mapping) else answers
-    )

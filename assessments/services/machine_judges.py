@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import transaction
@@ -102,12 +103,17 @@ def add_judge(
     return judge
 
 
+class PromptChange(NamedTuple):
+    prompt: JudgePrompt
+    created: bool  # False: the prompt said what the newest version says, and that version is `prompt`
+
+
 def change_prompt(
     *, judge: MachineJudge, dimension: str, template: str, answers: dict, system: str | None = None, by: User | None,
-) -> JudgePrompt:
+) -> PromptChange:
     """A new version of the judge's prompt for ``dimension`` (labels keep naming the version they were made with).
     A prompt equal to the newest version is that version: a new one would make the next run ask, and pay for,
-    every document again."""
+    every document again. The page and the API say which it was."""
     if judge.is_local:
         raise MachineJudgeError(f"judge {judge.name} is the local model: it has thresholds (calibrate it), not prompts")
     checked_dimension = _dimension(judge.campaign.label_scheme, dimension)
@@ -120,7 +126,7 @@ def change_prompt(
     with transaction.atomic():
         latest = JudgePrompt.objects.select_for_update().filter(judge=judge, dimension=dimension).order_by("-version").first()
         if latest and (latest.template, latest.answers, latest.system) == (template, checked, latest.system if system is None else system):
-            return latest
+            return PromptChange(latest, created=False)
         prompt = JudgePrompt.objects.create(
             judge=judge, dimension=dimension, version=(latest.version if latest else 0) + 1,
             system=latest.system if system is None and latest else (system or ""), template=template, answers=checked,
@@ -128,7 +134,7 @@ def change_prompt(
         )
         audit.record(campaign=judge.campaign, action=Action.MACHINE_PROMPT, by=by, subject=f"{judge.name} {dimension}",
                      after={"version": prompt.version, "answers": checked})
-    return prompt
+    return PromptChange(prompt, created=True)
 
 
 def current_prompts(judge: MachineJudge) -> dict[str, JudgePrompt]:

@@ -193,16 +193,15 @@ def prompt_edit(request: AuthenticatedHttpRequest, slug: str, name: str, dimensi
         raise Http404("The local judge has thresholds, not prompts")
     form = PromptForm(request.POST)
     if form.is_valid():
-        data = form.cleaned_data
-        if judges.same_as_current(judge, dimension, system=data["system"], template=data["template"], answers=data["answers"]):
-            messages.info(request, f"The {dimension} prompt is unchanged: no new version.")
-            return redirect(f"{reverse('assessments:machine_judge', args=[slug, name])}#prompt-{dimension}")
         try:
-            prompt = machine_judges.change_prompt(judge=judge, dimension=dimension, by=request.user, **data)
+            prompt, created = machine_judges.change_prompt(judge=judge, dimension=dimension, by=request.user, **form.cleaned_data)
         except machine_judges.MachineJudgeError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"The {dimension} prompt is now version {prompt.version}: the next run asks every document again with it.")
+            if created:
+                messages.success(request, f"The {dimension} prompt is now version {prompt.version}: the next run asks every document again with it.")
+            else:
+                messages.info(request, f"The {dimension} prompt is unchanged: no new version.")
             return redirect(f"{reverse('assessments:machine_judge', args=[slug, name])}#prompt-{dimension}")
     context = {"campaign": campaign, "judge": judge, "form": RunForm(judge=judge), "estimate": None, "error": ""}
     return _judge(request, campaign, judge, context, prompt_forms={dimension: form}, status=400)

@@ -115,7 +115,9 @@ def test_a_prompt_edit_is_version_2_and_version_1_stays_readable(signed_in, camp
     older = page[page.index("Older versions (1)"):]
     assert "Version 1" in older and "0 → 0, 1 → 1, 2 → 2</span>" in older and first.template[:80] in older
     # Saving it unchanged makes no version 3 (the next run would ask every document again for nothing).
-    signed_in.post(url, {"system": second.system, "template": second.template, "answers": '{"0": 0, "1": 1, "2": 2, "3": 2}'})
+    again = signed_in.post(url, {"system": second.system, "template": second.template, "answers": '{"0": 0, "1": 1, "2": 2, "3": 2}'},
+                           follow=True)
+    assert "The relevance prompt is unchanged: no new version." in again.content.decode()
     assert JudgePrompt.objects.filter(judge=judge, dimension="relevance").count() == 2
     refused = signed_in.post(url, {"system": "", "template": "t", "answers": '{"yes": 5}'})
     assert refused.status_code == 400 and "not a value of relevance" in refused.content.decode()

@@ -213,8 +213,8 @@ def test_an_unchanged_prompt_is_no_new_version_and_the_local_judge_has_none(pool
     campaign, _ = pooled
     judge = _judge(campaign, "http://127.0.0.1:9/v1")
     prompt = machine_judges.current_prompts(judge)["relevance"]
-    same = machine_judges.change_prompt(judge=judge, dimension="relevance", template=prompt.template, answers=prompt.answers, by=None)
-    assert same.pk == prompt.pk and same.version == 1
+    same, created = machine_judges.change_prompt(judge=judge, dimension="relevance", template=prompt.template, answers=prompt.answers, by=None)
+    assert same.pk == prompt.pk and same.version == 1 and not created
     local = machine_judges.add_judge(campaign=campaign, name="local", kind="local", by=None)
     with pytest.raises(machine_judges.MachineJudgeError, match="thresholds"):
         machine_judges.change_prompt(judge=local, dimension="relevance", template="t", answers={"0": 0}, by=None)

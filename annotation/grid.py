@@ -19,6 +19,7 @@ from accounts.http import AuthenticatedHttpRequest
 from assessments import access
 from assessments.models import Judgment
 from assessments.selectors import queues
+from assessments.services import images
 from assessments.services.judging import awaits_main_phase
 
 from .keymap import keymap
@@ -48,13 +49,14 @@ def grid(request: AuthenticatedHttpRequest, assignment_id: int, position: int) -
         Judgment.objects.filter(assessor=request.user, topic=assignment.topic, document_id__in=[e.document_id for e in shown])
         .values_list("document_id", "revision")
     )
+    damaged = images.unreadable([e.document_id for e in shown])
     scheme = campaign.label_scheme
     cells = [
         {
             "position": position + i, "entry": e.entry_id, "labels": e.labels, "judged": e.judged,
             "revision": revisions.get(e.document_id, 0),
             "badges": [(d.name, d.name_of(e.labels[d.name])) for d in scheme.dimensions if d.name in e.labels],
-            "thumbnail": reverse("annotation:thumbnail", args=[assignment.pk, e.entry_id]),
+            "thumbnail": None if e.document_id in damaged else reverse("annotation:thumbnail", args=[assignment.pk, e.entry_id]),
             "save": reverse("work-judgment", args=[assignment.pk, e.entry_id]),
             "open": reverse("annotation:judge", args=[assignment.pk, position + i]),
         }

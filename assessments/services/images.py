@@ -56,6 +56,12 @@ def delete_files(names: list[str]) -> None:
             default_storage.delete(name)
 
 
+def unreadable(document_ids: list[int]) -> set[int]:
+    """Which of these images the thumbnail job could not decode (one query for a screenful): the grid and the run
+    browser say so in the image's place instead of asking for a file that is never served."""
+    return set(Document.objects.filter(pk__in=document_ids, metadata__image__has_key="unreadable").values_list("pk", flat=True))
+
+
 def image_response(document: Document, *, thumbnail: bool = False) -> HttpResponseBase:
     """The image (or its thumbnail) of `document`, as the module docstring says; 404 when it has none."""
     image = (document.metadata or {}).get("image")

@@ -51,11 +51,14 @@ def run_browser(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     scheme = campaign.label_scheme
     panels = []
     answers = image_campaigns.topic_answers(campaign, topic)
-    for shown in filter(None, (tag, other)):
-        lists = image_campaigns.browse(campaign, Run.objects.get(campaign=campaign, tag=shown), topic, answers)
+    browsed = {shown: image_campaigns.browse(campaign, Run.objects.get(campaign=campaign, tag=shown), topic, answers)
+               for shown in filter(None, (tag, other))}
+    damaged = images.unreadable([i.document_id for lists in browsed.values() for entries in lists.values() for i in entries if i.document_id])
+    for shown, lists in browsed.items():
         panels.append({"tag": shown, "lists": [
             {"stance": stance, "images": [
                 {"image": i, "badges": [(d.name, d.name_of(i.answers[d.name])) for d in scheme.dimensions if d.name in i.answers],
+                 "unreadable": i.document_id in damaged,
                  "thumbnail": reverse("assessments:image_thumbnail", args=[slug, i.document_id]) if i.document_id else None}
                 for i in entries
             ]}

@@ -85,6 +85,11 @@ def test_an_unreadable_image_is_not_served_and_its_judge_page_says_so_and_takes_
     assert "Image could not be read" in page and "the WEBP image cannot be decoded" in page
     assert 'id="judge-image"' not in page and image_url not in page
     assert 'data-action="flag"' in page
+    # The grid and the run browser say so in its place rather than ask for a thumbnail that is never served.
+    thumbnail_url = reverse("annotation:thumbnail", args=[assignment.pk, entry.entry_id])
+    grid = client.get(reverse("annotation:grid", args=[assignment.pk, 1])).content.decode()
+    assert thumbnail_url not in grid and "The file is damaged and not shown" in grid
+    assert grid.count("The file is damaged and not shown") == 1 and grid.count("<img ") == grid.count('class="grid-cell') - 1
     flagged = client.put(reverse("work-judgment", args=[assignment.pk, entry.entry_id]),
                          {"labels": {}, "flagged": True, "note": "the image does not open"}, content_type="application/json")
     assert flagged.status_code == 200 and flagged.json()["flagged"] is True
@@ -92,6 +97,12 @@ def test_an_unreadable_image_is_not_served_and_its_judge_page_says_so_and_takes_
     add_member(campaign=campaign, user=organiser, by=None)
     client.force_login(organiser)
     assert client.get(reverse("assessments:image", args=["img23", document.pk])).status_code == 404
+    topic = assignment.topic.number
+    browsed = [client.get(reverse("assessments:run_browser", args=["img23"]), {"run": tag, "topic": topic}).content.decode()
+               for tag in ("baseline", "shuffled")]
+    damaged = reverse("assessments:image_thumbnail", args=["img23", document.pk])
+    assert all(damaged not in page for page in browsed)
+    assert any("damaged file, not shown" in page for page in browsed)
 
 
 @pytest.mark.django_db

@@ -212,17 +212,19 @@ def _next_work(user: User, assignment: Assignment) -> dict:
 
 
 def _controls(scheme: LabelScheme, compared_objects: list[str]) -> list[dict]:
-    """The label buttons per dimension of the scheme, in its order. Comparative stances name the topic's objects,
-    so the assessor reads "Pro cats" rather than having to remember which object was first."""
+    """The label buttons per dimension of the scheme, in its order, each named as the scheme names its value (as
+    every other page does, assessments.charts.value_text). A comparative topic's FIRST and SECOND values name its
+    object beside that name, so the assessor need not remember which object was first."""
     objects = dict(zip(("FIRST", "SECOND"), compared_objects, strict=False))
     groups = []
     for dimension in scheme.dimensions:
         buttons = [
-            {"value": v.value, "name": f"Pro {objects[v.value]}" if v.value in objects else v.name, "key": v.key}
+            {"value": v.value, "name": v.name, "key": v.key,
+             "object": objects.get(v.value, "") if dimension.kind == CATEGORY and isinstance(v.value, str) else ""}
             for v in dimension.values
         ]
         # Short names (stances of comparative topics) sit two to a row; long ones need the width.
-        paired = dimension.kind == CATEGORY and max(len(str(b["name"])) for b in buttons) <= 16
+        paired = dimension.kind == CATEGORY and max(len(f"{b['name']} {b['object']}".strip()) for b in buttons) <= 16
         condition = dimension.condition
         groups.append({
             "dimension": dimension.name, "title": dimension.title, "kind": dimension.kind, "buttons": buttons, "paired": paired,

@@ -10,8 +10,9 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Count, Q, Sum
-from django.db.models.functions import TruncHour
+from django.db.models import Count, Max, Min, Q, Sum
+from django.db.models.functions import Trunc
+from django.utils import timezone
 
 from assessments.labels import LabelValue
 from assessments.models import Assignment, Campaign, Judgment, JudgmentEvent, Phase, Topic
@@ -26,7 +27,16 @@ SKEWED_DISTANCE = 0.3
 MIN_JUDGMENTS = 10  # below this a share is noise, so nobody is highlighted
 TIME_EDGES_S = (3, 10, 30, 60, 120)
 TIME_BUCKETS = ("< 3 s", "3–10 s", "10–30 s", "30–60 s", "1–2 min", "> 2 min")
-MAX_HOURLY_BUCKETS = 96  # beyond four days of hours the activity charts switch to days
+# The activity charts' time buckets, finest first, with the unit Trunc takes before the buckets are counted: the
+# finest that gives at most MAX_BUCKETS buckets is used, so ten minutes of judging is drawn by the minute, a day by
+# the quarter hour, three days by the hour and two months by the day, instead of one bucket that fills the chart
+# (or a thousand thin ones).
+BUCKET_SIZES = (
+    ("minute", timedelta(minutes=1), "minute"), ("5 minutes", timedelta(minutes=5), "minute"),
+    ("15 minutes", timedelta(minutes=15), "minute"), ("hour", timedelta(hours=1), "hour"),
+    ("day", timedelta(days=1), "day"), ("week", timedelta(days=7), "day"),
+)
+MAX_BUCKETS = 72
 
 
 @dataclass(frozen=True)
@@ -53,11 +63,12 @@ class Timing:
 class Activity:
     """New judgments per time bucket (first label of a document, from JudgmentEvent), over a continuous axis."""
 
-    unit: str  # "hour" or "day"
-    starts: list[datetime]
+    unit: str  # the bucket's size in words: "minute", "5 minutes", …, "day", "week" (BUCKET_SIZES)
+    starts: list[datetime]  # each bucket's start; the last one ends at starts[-1] + step
     by_assessor: dict[str, list[int]]
     by_topic: dict[str, list[int]]
     by_pair: dict[tuple[str, str], list[int]]  # (assessor, topic number) -> counts
+    step: timedelta = timedelta(hours=1)
 
     @property
     def totals(self) -> list[int]:
@@ -172,28 +183,30 @@ def _tallies(campaign: Campaign, scope: Scope) -> tuple[dict[str, list[LabelMix]
 
 
 def _activity(campaign: Campaign, scope: Scope) -> Activity:
-    """First labels per hour, per assessor and topic, from the history. Imports and twins' copies are no one's work."""
-    rows = list(
+    """First labels per time bucket (BUCKET_SIZES: the finest that covers the judging in at most MAX_BUCKETS), per
+    assessor and topic, from the history. Imports and twins' copies are no one's work."""
+    events = (
         JudgmentEvent.objects.filter(scope.judgments(campaign, prefix="judgment__"), revision=1)
         .exclude(source__in=[Judgment.Source.IMPORT, Judgment.Source.DUPLICATE])
-        .annotate(hour=TruncHour("at"))
-        .values_list("hour", "assessor__username", "judgment__topic__number")
-        .annotate(n=Count("pk"))
-        .order_by("hour")
     )
-    if not rows:
+    span = events.aggregate(first=Min("at"), last=Max("at"))
+    if span["first"] is None:
         return Activity(unit="hour", starts=[], by_assessor={}, by_topic={}, by_pair={})
-    first, last = rows[0][0], rows[-1][0]
-    unit, step = "hour", timedelta(hours=1)
-    if (last - first) / step >= MAX_HOURLY_BUCKETS:
-        unit, step = "day", timedelta(days=1)
-        first = first.replace(hour=0)
-    count = math.floor((last - first) / step) + 1
+    zone = timezone.get_current_timezone()
+    unit, step, kind = _bucket_size(span["first"].astimezone(zone), span["last"].astimezone(zone))
+    rows = list(
+        events.annotate(bucket=Trunc("at", kind))
+        .values_list("bucket", "assessor__username", "judgment__topic__number")
+        .annotate(n=Count("pk"))
+        .order_by("bucket")
+    )
+    first = _bucket_start(rows[0][0], step)
+    count = _index(rows[-1][0], first, step) + 1
     by_assessor: dict[str, list[int]] = defaultdict(lambda: [0] * count)
     by_topic: dict[str, list[int]] = defaultdict(lambda: [0] * count)
     by_pair: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0] * count)
-    for hour, assessor, topic, n in rows:
-        index = math.floor((hour - first) / step)
+    for at, assessor, topic, n in rows:
+        index = _index(at, first, step)
         by_assessor[assessor][index] += n
         by_topic[topic][index] += n
         by_pair[assessor, topic][index] += n
@@ -203,7 +216,36 @@ def _activity(campaign: Campaign, scope: Scope) -> Activity:
         by_assessor=dict(sorted(by_assessor.items())),
         by_topic=dict(by_topic),
         by_pair=dict(by_pair),
+        step=step,
     )
+
+
+def _bucket_start(at: datetime, step: timedelta) -> datetime:
+    """The start of the bucket `at` (already truncated to the step's Trunc unit) falls in: 14:07 in 5-minute
+    buckets is 14:05, in 15-minute buckets 14:00; hours start on the hour, days and weeks at the first day judged."""
+    if step < timedelta(hours=1):
+        minutes = step // timedelta(minutes=1)
+        return at.replace(minute=at.minute - at.minute % minutes, second=0, microsecond=0)
+    if step < timedelta(days=1):
+        hours = step // timedelta(hours=1)
+        return at.replace(hour=at.hour - at.hour % hours, minute=0, second=0, microsecond=0)
+    return at.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _index(at: datetime, first: datetime, step: timedelta) -> int:
+    """The bucket of `at`, counted from the bucket that starts at `first`; days and weeks by the calendar, so a day
+    of 23 or 25 hours (a change of summer time) is still one day."""
+    if step >= timedelta(days=1):
+        return (at.date() - first.date()).days // step.days
+    return math.floor((at - first) / step)
+
+
+def _bucket_size(first: datetime, last: datetime) -> tuple[str, timedelta, str]:
+    """The finest of BUCKET_SIZES that counts the time from `first` to `last` in at most MAX_BUCKETS buckets."""
+    for unit, step, kind in BUCKET_SIZES:
+        if _index(last, _bucket_start(first, step), step) + 1 <= MAX_BUCKETS:
+            return unit, step, kind
+    return BUCKET_SIZES[-1]
 
 
 def _progress(campaign: Campaign, scope: Scope, judged: dict[tuple, int]) -> tuple[list[ProgressRow], list[str]]:

@@ -37,20 +37,20 @@ def agreement_page(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse
     if problem:
         messages.error(request, problem)
     board = dashboard(campaign=campaign, scope=scope)
-    figures, activity = board.agreement, board.monitoring.activity
+    figures, activity, scheme = board.agreement, board.monitoring.activity, campaign.label_scheme
     context = {
         "campaign": campaign,
         "board": board,
         "scope": board.scope,
-        "dimensions": charts.agreement_panels(figures),
+        "dimensions": charts.agreement_panels(figures, scheme),
         "flagged": figures.flagged,
         "topic_table": figures.topic_table(),
-        "progress_chart": charts.line_chart(activity.starts, activity.by_assessor),
-        "rate_chart": charts.bar_chart(activity.starts, activity.totals, activity.unit),
+        "progress_chart": charts.line_chart(activity.starts, activity.by_assessor, activity.step),
+        "rate_chart": charts.bar_chart(activity.starts, activity.totals, activity.unit, activity.step),
         "progress_rows": charts.progress_rows(board.monitoring.progress, activity),
         "timing": charts.time_segments(board.monitoring.timing, TIME_BUCKETS),
         "time_buckets": list(zip(TIME_BUCKETS, charts.TIME_COLOURS)),
-        "label_mix": charts.label_mix_bars(board.monitoring.label_mix, campaign.label_scheme),
+        "label_mix": charts.label_mix_bars(board.monitoring.label_mix, scheme),
         "rounds": board.rounds,
         "phases": PHASE_CHOICES,
     }

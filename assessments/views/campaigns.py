@@ -16,6 +16,7 @@ from accounts.http import AuthenticatedHttpRequest
 from accounts.models import User
 from assessments import access
 from assessments.labels import PRESETS, LabelScheme, SchemeError
+from assessments.metrics.evaluation import stance_dimension
 from assessments.models import Campaign, Membership
 from assessments.selectors.campaigns import campaigns_for_organiser, hub_status, members_of
 from assessments.services import campaigns
@@ -160,7 +161,19 @@ def _steps(request: AuthenticatedHttpRequest, campaign: Campaign) -> list[dict]:
     return steps
 
 
+def _stance_codes_help(scheme: LabelScheme) -> str:
+    """The stance-codes field's help, naming the values this campaign's scheme has (by value and name), not another
+    task's."""
+    stance = stance_dimension(scheme)
+    if stance is None:
+        return "this campaign's scheme has no category for a run's stance column, so runs' stance codes are not read"
+    values = ", ".join(f"{v.value} ({v.name})" for v in stance.values)
+    return (f"the codes runs write in their stance column, each with the stance value it stands for (CODE=VALUE, "
+            f"comma-separated); this campaign's {stance.title.lower()} values: {values}; applied to runs imported from now on")
+
+
 def _detail(request: AuthenticatedHttpRequest, campaign: Campaign, settings_form: SettingsForm, status: int = 200) -> HttpResponse:
+    settings_form.fields["stance_codes"].help_text = _stance_codes_help(campaign.label_scheme)
     return render(request, "assessments/campaign_detail.html", {
         "campaign": campaign, "steps": _steps(request, campaign),
         "members": members_of(campaign),

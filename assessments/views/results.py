@@ -498,8 +498,11 @@ def qrels_diff(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
         raise Http404("No such snapshot")
     context = {"campaign": campaign, "shown": DIFF_LINES_SHOWN}
     try:
-        context["diff"] = exports.diff_snapshots(older=found[int(numbers[0])], newer=found[int(numbers[1])],
-                                                 named_phases=access.named_label_phases(request.user, campaign))
+        context["diff"] = diff = exports.diff_snapshots(older=found[int(numbers[0])], newer=found[int(numbers[1])],
+                                                        named_phases=access.named_label_phases(request.user, campaign))
+        # The lines' labels, written as every page writes them (a stance by its name in the scheme).
+        scheme = campaign.label_scheme
+        context["dimension"] = scheme.dimension(diff.newer.kind) if scheme.has(diff.newer.kind) else None
     except (exports.ExportError, FormatError) as exc:
         context["error"] = str(exc)
     return render(request, "assessments/qrels_diff.html", context, status=400 if "error" in context else 200)

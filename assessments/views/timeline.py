@@ -9,7 +9,8 @@ from django.shortcuts import render
 from django.urls import path
 
 from accounts.http import AuthenticatedHttpRequest
-from assessments import access
+from assessments import access, charts
+from assessments.labels import LabelScheme
 from assessments.models import AuditEvent
 from assessments.selectors.campaigns import timeline
 
@@ -22,15 +23,18 @@ FAMILIES = [
 ]
 
 
-def _readable(value) -> str:
-    """A before/after value as a person reads it (`relevance 2, quality 1`; `a, b`), not as JSON (the API gives
-    the JSON itself)."""
+def _readable(value, scheme: LabelScheme) -> str:
+    """A before/after value as a person reads it (`a, b`; an adjudication's labels as the scheme names them,
+    `Relevance: 2 · Highly relevant; Stance: Pro`), not as JSON (the API gives the JSON itself)."""
     if value is None:
         return ""
     if isinstance(value, dict):
-        return "; ".join(f"{key} {_readable(item)}" for key, item in value.items()) or "nothing"
+        return "; ".join(
+            charts.labels_text(scheme, item) if key == "labels" and isinstance(item, dict) else f"{key} {_readable(item, scheme)}"
+            for key, item in value.items()
+        ) or "nothing"
     if isinstance(value, list):
-        return ", ".join(_readable(item) for item in value) or "none"
+        return ", ".join(_readable(item, scheme) for item in value) or "none"
     if isinstance(value, bool):
         return "yes" if value else "no"
     return str(value)
@@ -44,9 +48,9 @@ def timeline_page(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
         family = ""
     events = timeline(campaign, action=family, training_labels=access.sees_training_aggregates(request.user, campaign))
     page = Paginator(events, EVENTS_PER_PAGE).get_page(request.GET.get("page"))
-    labels = dict(AuditEvent.Action.choices)
+    labels, scheme = dict(AuditEvent.Action.choices), campaign.label_scheme
     rows = [
-        {"event": e, "label": labels.get(e.action, e.action), "before": _readable(e.before), "after": _readable(e.after),
+        {"event": e, "label": labels.get(e.action, e.action), "before": _readable(e.before, scheme), "after": _readable(e.after, scheme),
          "details": json.dumps(e.details, ensure_ascii=False, indent=1) if e.details else ""}
         for e in page.object_list
     ]

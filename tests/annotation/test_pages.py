@@ -77,8 +77,9 @@ def test_the_judge_page_shows_the_topic_the_document_and_the_scheme(login, assig
                  "Cats vs dogs, a fair fight", "https://pets.example/cats-vs-dogs", document.doc_id,
                  "Cats are independent; dogs are loyal.", ">2</strong> <span class=\"muted\">of 3<"):
         assert text in page, text
-    # Stance buttons name the topic's objects; every label comes with its key.
-    assert "<span>Pro cats</span>" in page and "<span>Pro dogs</span>" in page
+    # Stance buttons show the scheme's names, with the topic's objects beside them; every label comes with its key.
+    assert '<span>Pro first object</span><small class="object">cats</small>' in page
+    assert '<span>Pro second object</span><small class="object">dogs</small>' in page
     data = payload(response)
     assert [(label["dimension"], label["key"]) for label in data["keys"]["labels"]][:4] == [
         ("relevance", "0"), ("relevance", "1"), ("relevance", "2"), ("quality", "q")]

@@ -162,7 +162,7 @@ def test_the_form_is_built_from_the_scheme(client, campaign, pool, alice, bob, j
     legends = re.findall(r"<legend>(.*?)</legend>", page)
     assert legends == ["Direction of causality", "Relevance", "Evidence", "Causal stance"]
     wrong = PRESETS["touche-2023-task2"][1].dimension("direction").name_of("WRONG")
-    assert f'<span class="lab stance" title="Direction of causality: {wrong}">WRONG</span>' in page
+    assert f'<span class="lab stance" title="Direction of causality: {wrong}">{wrong}</span>' in page
     assert '<span class="lab none" title="Relevance: not given">R–</span>' in page  # alice was not asked
     refused = client.post(url, {"direction": "WRONG", "relevance": "2", "reason": "x"})
     assert refused.status_code == 400 and "relevance is asked only when direction is CAUSE_EFFECT" in refused.content.decode()

@@ -26,18 +26,18 @@ def test_activity_counts_first_labels_per_hour_from_the_history(campaign, traini
     entries = [PoolEntryFactory(topic=training_topic) for _ in range(4)]
     judge(entries[0], alice, 1, at=datetime(2024, 3, 1, 10, 5, tzinfo=UTC))
     judge(entries[1], alice, 1, at=datetime(2024, 3, 1, 10, 40, tzinfo=UTC))
-    judge(entries[1], alice, 2, at=datetime(2024, 3, 1, 12, 0, tzinfo=UTC))  # a change, not a new judgment
-    judge(entries[2], alice, 0, at=datetime(2024, 3, 1, 12, 30, tzinfo=UTC))
+    judge(entries[1], alice, 2, at=datetime(2024, 3, 2, 12, 0, tzinfo=UTC))  # a change, not a new judgment
+    judge(entries[2], alice, 0, at=datetime(2024, 3, 2, 12, 30, tzinfo=UTC))
     judge(entries[0], bob, 0, at=datetime(2024, 3, 1, 11, 59, tzinfo=UTC))
     judge(entries[3], bob, 0, at=datetime(2024, 3, 1, 11, 0, tzinfo=UTC), source="import")  # nobody's work here
 
     activity = monitoring(campaign=campaign, scope=Scope("training")).activity
 
-    assert activity.unit == "hour"
-    assert [s.hour for s in activity.starts] == [10, 11, 12]
-    assert activity.by_assessor == {"alice": [2, 0, 1], "bob": [0, 1, 0]}
-    assert activity.totals == [2, 1, 1]
-    assert activity.by_pair[("alice", "1")] == [2, 0, 1]
+    assert activity.unit == "hour"  # 27 hours: too many quarter hours, few enough hours
+    assert activity.starts[0] == datetime(2024, 3, 1, 10, tzinfo=UTC) and len(activity.starts) == 27
+    assert activity.by_assessor == {"alice": [2] + [0] * 25 + [1], "bob": [0, 1] + [0] * 25}
+    assert activity.totals[:2] == [2, 1] and activity.totals[-1] == 1 and sum(activity.totals) == 4
+    assert activity.by_pair[("alice", "1")] == activity.by_assessor["alice"]
 
 
 def test_activity_over_more_than_four_days_is_counted_per_day(campaign, training_topic, alice):

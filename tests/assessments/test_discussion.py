@@ -62,7 +62,7 @@ def test_labels_show_by_the_schemes_names(client, admin_user, campaign, pool, al
 
     relevance = text.index(f'<span class="lab rel r-1" title="{name("relevance", 1)}">R1</span>')
     quality = text.index(f'<span class="lab" title="{name("quality", 2)}">Q2</span>')
-    stance = text.index(f'<span class="lab stance" title="{name("stance", "SECOND")}">SECOND</span>')
+    stance = text.index(f'<span class="lab stance" title="{name("stance", "SECOND")}">Pro second object</span>')  # the name
     assert relevance < quality < stance and name("quality", 2) == "Argument quality: High quality"
 
 

@@ -33,7 +33,7 @@ def test_three_documents_judged_with_the_keyboard_alone_are_there_after_a_reload
     page.wait_for_url(f"**/work/{assignment.pk}/1/")
     expect(page.locator("#save-state")).to_have_text("Not judged yet")
     page.keyboard.press("?")  # the keys, from the campaign's scheme
-    expect(page.locator("#dlg-help")).to_contain_text("Pro cats")
+    expect(page.locator("#dlg-help")).to_contain_text("Pro first object (cats)")
     expect(page.locator("#dlg-help")).to_contain_text("Next unjudged document")
     page.keyboard.press("Escape")
     expect(page.locator("#dlg-help")).to_be_hidden()

@@ -89,7 +89,8 @@ def test_stance_names_show_whole_at_every_width(page, log_in, assignment, width)
     page.keyboard.press("2")  # the stance is asked of a relevant document
     saved(page)
     names = page.locator('.label-btn[data-dimension="stance"] span')
-    expect(names).to_have_text(["Pro JavaScript", "Pro CoffeeScript", "Neutral", "No stance"])
+    expect(names).to_have_text(["Pro first object", "Pro second object", "Neutral", "No stance"])  # the scheme's names
+    expect(page.locator('.label-btn[data-dimension="stance"] .object')).to_have_text(["JavaScript", "CoffeeScript"])
     cut = names.evaluate_all("""(spans) => spans.filter((s) => s.scrollWidth > s.clientWidth + 1 || s.scrollHeight > s.clientHeight + 1
         || s.parentElement.scrollHeight > s.parentElement.clientHeight + 1).map((s) => s.textContent)""")
     assert cut == [], (width, cut)

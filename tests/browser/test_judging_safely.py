@@ -72,10 +72,10 @@ def test_a_stale_tab_shows_both_versions_and_keeps_the_one_chosen(page, log_in, 
     tab_a, tab_b, conflict = judge_in_tab_a_while_tab_b_waits(page, log_in, assignment, pool)
     before = history(pool[0])
     saved_version, yours = conflict.locator(".version-saved"), conflict.locator(".version-yours")
-    for text in ("Highly relevant", "High quality", "Pro cats", "Compares both pets clearly."):
+    for text in ("Highly relevant", "High quality", "Pro first object", "Compares both pets clearly."):
         expect(saved_version).to_contain_text(text)
     expect(yours).to_contain_text("Relevant")
-    expect(conflict.locator(".summary")).to_contain_text("Saved elsewhere: 2 / High quality / Pro cats")
+    expect(conflict.locator(".summary")).to_contain_text("Saved elsewhere: 2 / High quality / Pro first object")
     expect(conflict.locator(".summary")).to_contain_text("yours: 1")
     assert history(pool[0]) == before  # nothing stored while the assessor decides
 

@@ -46,15 +46,20 @@ class TestLineChart:
 
         alice, bob = (points(line["points"]) for line in chart["lines"])
         assert [line["total"] for line in chart["lines"]] == [4, 2]
-        assert [x for x, _ in alice] == [LEFT, (LEFT + RIGHT) / 2, RIGHT]
-        assert [y for _, y in alice] == pytest.approx([BOTTOM - (BOTTOM - TOP) * v / 4 for v in (2, 2, 4)], abs=0.05)
+        # From 0 at the start of the first hour to the running total at the end of each.
+        assert [x for x, _ in alice] == pytest.approx([LEFT + (RIGHT - LEFT) * i / 3 for i in range(4)], abs=0.05)
+        assert [y for _, y in alice] == pytest.approx([BOTTOM - (BOTTOM - TOP) * v / 4 for v in (0, 2, 2, 4)], abs=0.05)
         assert bob[-1][1] == pytest.approx((BOTTOM + TOP) / 2, abs=0.05)  # 2 of 4: half way up
         assert chart["y_ticks"] == [(BOTTOM, 0), ((BOTTOM + TOP) / 2, 2), (TOP, 4)]
 
-    def test_a_single_hour_is_drawn_across_the_whole_width(self):
+    def test_a_single_bucket_rises_across_the_whole_width_with_both_ends_labelled(self):
         chart = charts.line_chart(hours(1), {"alice": [3]})
 
-        assert [x for x, _ in points(chart["lines"][0]["points"])] == [LEFT, RIGHT]
+        assert points(chart["lines"][0]["points"]) == [(LEFT, BOTTOM), (RIGHT, TOP)]
+        assert [(x, text) for x, text, _ in chart["x_ticks"]] == [(LEFT, "09:00"), (RIGHT, "10:00")]
+
+    def test_a_total_of_one_is_not_labelled_0_twice(self):
+        assert [label for _, label in charts.line_chart(hours(1), {"alice": [1]})["y_ticks"]] == [0, 1]
 
     def test_no_activity_draws_no_chart(self):
         assert charts.line_chart([], {}) is None
@@ -67,23 +72,64 @@ class TestBarChart:
         heights = [bar["h"] for bar in chart["bars"]]
         assert heights == pytest.approx([(BOTTOM - TOP) * n / 4 for n in (4, 2, 0, 1)])
         assert all(bar["y"] + bar["h"] == pytest.approx(BOTTOM) for bar in chart["bars"])
-        assert chart["bars"][0]["title"] == "04 Mar 09:00: 4"
+        assert chart["bars"][0]["title"] == "04 Mar 09:00–10:00: 4"
         xs = [bar["x"] for bar in chart["bars"]]
         assert xs == sorted(xs) and xs[0] > LEFT and xs[-1] + chart["bars"][-1]["w"] < RIGHT
+
+    def test_one_bucket_is_a_bar_in_the_middle_not_the_whole_chart(self):
+        chart = charts.bar_chart([datetime(2024, 3, 4, 14, 3)], [12], "minute", timedelta(minutes=1))
+
+        (bar,) = chart["bars"]
+        assert bar["w"] == charts.MAX_BAR_W and bar["x"] + bar["w"] / 2 == pytest.approx((LEFT + RIGHT) / 2)
+        assert bar["title"] == "04 Mar 14:03–14:04: 12"
+        assert [text for _, text, _ in chart["x_ticks"]] == ["14:03", "14:04"] and chart["day"] == "Mon 04 Mar 2024"
+
+    def test_day_and_week_bars_are_titled_by_their_days(self):
+        day = charts.bar_chart([datetime(2024, 3, 4)], [5], "day", timedelta(days=1))
+        week = charts.bar_chart([datetime(2024, 3, 4)], [5], "week", timedelta(days=7))
+
+        assert day["bars"][0]["title"] == "04 Mar 2024: 5" and day["day"] == ""
+        assert week["bars"][0]["title"] == "04 Mar – 10 Mar 2024: 5"
+
+
+def tick_texts(chart) -> list[str]:
+    return [text for _, text, _ in chart["x_ticks"]]
 
 
 class TestTicks:
     def test_within_one_day_ticks_are_times_and_the_caption_gives_the_day(self):
         chart = charts.line_chart(hours(12), {"alice": [1] * 12})
 
-        texts = [text for _, text, _ in chart["x_ticks"]]
-        assert texts[0] == "09:00" and texts[-1] == "20:00" and 3 <= len(texts) <= 7
+        texts = tick_texts(chart)
+        assert texts[0] == "09:00" and texts[-1] == "21:00" and 3 <= len(texts) <= charts.MAX_X_LABELS
         assert chart["day"] == "Mon 04 Mar 2024"
 
-    def test_the_outermost_labels_are_anchored_inwards(self):
-        ticks = charts.line_chart(hours(30), {"alice": [1] * 30})["x_ticks"]
+    def test_minutes_are_labelled_on_round_minutes(self):
+        starts = [datetime(2024, 3, 4, 14, 3) + timedelta(minutes=i) for i in range(11)]
+        chart = charts.bar_chart(starts, [1] * 11, "minute", timedelta(minutes=1))
 
-        assert ticks[0][0] == LEFT and ticks[0][2] == "start"
+        assert tick_texts(chart) == ["14:05", "14:10", "14:14"]
+
+    def test_sixty_days_are_labelled_by_day_two_weeks_apart(self):
+        starts = [datetime(2024, 3, 4) + timedelta(days=i) for i in range(60)]
+        chart = charts.bar_chart(starts, [1] * 60, "day", timedelta(days=1))
+
+        assert tick_texts(chart) == ["04 Mar", "18 Mar", "01 Apr", "15 Apr", "29 Apr"] and chart["day"] == ""
+
+    def test_labels_never_overlap_nor_leave_the_chart(self):
+        for n, step in ((1, timedelta(minutes=1)), (11, timedelta(minutes=1)), (33, timedelta(minutes=15)),
+                        (60, timedelta(hours=1)), (60, timedelta(days=1)), (80, timedelta(days=7))):
+            starts = [datetime(2024, 3, 4, 9, 7 if step < timedelta(hours=1) else 0) + i * step for i in range(n)]
+            ticks = charts.bar_chart(starts, [1] * n, "x", step)["x_ticks"]
+            extents = sorted(charts._extent(t) for t in ticks)
+            assert len(ticks) >= 2, (n, step)
+            assert extents[0][0] >= 0 and extents[-1][1] <= CHART_W, (n, step, ticks)
+            assert all(a[1] < b[0] for a, b in zip(extents, extents[1:])), (n, step, ticks)
+
+    def test_the_outermost_labels_are_anchored_inwards_where_they_would_be_cut(self):
+        ticks = charts.line_chart(hours(30, start=datetime(2024, 3, 4)), {"alice": [1] * 30})["x_ticks"]
+
+        assert ticks[0][0] == LEFT and ticks[0][2] == "start"  # "04 Mar 00:00" is wider than the left margin
         assert ticks[-1][0] == RIGHT and ticks[-1][2] == "end"
         assert {anchor for _, _, anchor in ticks[1:-1]} == {"middle"}
 
@@ -187,14 +233,16 @@ def test_label_chips_name_each_label_by_the_scheme():
 
     chips = charts.label_chips(scheme, {"direction": "CAUSE_EFFECT", "relevance": 2, "stance": "SUPPORT"})
 
+    # A category by its name in the scheme, as the judge page's button calls it; a grade by its value.
     assert [(c["text"], c["css"], c["title"]) for c in chips] == [
-        ("CAUSE_EFFECT", "lab stance", name("direction", "CAUSE_EFFECT")),
+        ("Cause → effect, as asked", "lab stance", name("direction", "CAUSE_EFFECT")),
         ("R2", "lab rel r-2", name("relevance", 2)),
-        ("SUPPORT", "lab stance", name("stance", "SUPPORT")),
+        ("Supports the causal relation", "lab stance", name("stance", "SUPPORT")),
     ]
     assert name("relevance", 2) == "Relevance: Highly relevant"
     lined_up = charts.label_chips(scheme, {"direction": "WRONG"}, missing=True)
-    assert [(c["text"], c["css"]) for c in lined_up] == [("WRONG", "lab stance"), ("R–", "lab none"), ("–", "lab none"), ("–", "lab none")]
+    assert [(c["text"], c["css"]) for c in lined_up] == [
+        ("Wrong direction: off-topic", "lab stance"), ("R–", "lab none"), ("–", "lab none"), ("–", "lab none")]
     assert lined_up[1]["title"] == "Relevance: not given"
     coherence = charts.label_chips(PRESETS["touche-2022-task1"][1], {"relevance": 1, "quality": 0, "coherence": 2})
     assert [(c["text"], c["css"]) for c in coherence] == [("R1", "lab rel r-1"), ("Q0", "lab"), ("C2", "lab")]

@@ -7,7 +7,7 @@ import { $, $$ } from "./util.js";
 const dialog = $("#dlg-conflict");
 let shown = null; // the stored judgment the dialog offers (null: there is none)
 
-// The names the label buttons show ("Pro cats" rather than "Pro first object").
+// The names the label buttons show: the scheme's ("Pro first object"), without the topic's object beside them.
 function name(dimension, value) {
   const button = $$(`.label-btn[data-dimension="${dimension}"]`).find((b) => b.dataset.value === String(value));
   return button ? button.querySelector("span").textContent : String(value);

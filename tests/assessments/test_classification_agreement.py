@@ -1,7 +1,8 @@
 """Coding a multilingual classification campaign: 600 comments in six languages given to coders by the languages
-they read, with an overlap share coded by three; the labels given through the assessor API; agreement per language
-and overall (Krippendorff's alpha, Fleiss' kappa, Gwet's AC1) equal to the krippendorff package, statsmodels and
-irrCAC run here on the same labels."""
+they read, with an overlap share coded by three; the labels given through the assessor API (and, in
+tests/browser/test_item_agreement_by_keys.py, part of them on the labelling page by keys); agreement per language
+and overall (Krippendorff's alpha, Fleiss' kappa, Cohen's kappa per pair, Gwet's AC1) equal to the krippendorff
+package, statsmodels, scikit-learn and irrCAC run here on the same labels."""
 
 import json
 import random
@@ -26,9 +27,8 @@ LABELS = ("In favor", "Against", "Other")
 CODERS = {"ana": LANGUAGES, "ben": LANGUAGES, "cai": LANGUAGES, "dora": ("en",)}
 
 
-@pytest.fixture
-def coded(command, tmp_path, client):
-    rng = random.Random(4)
+def build(command, tmp_path) -> Campaign:
+    """The campaign of 600 comments, given to the coders by the languages they read, in its main phase."""
     comments = [
         Comment(id=f"comment_{n}", proposal=str(1000 + n % 60), text=f"Comment {n} on the proposal.",
                 language=LANGUAGES[n % 6], label=None)
@@ -42,20 +42,41 @@ def coded(command, tmp_path, client):
     given = command("assign_items", "cofe600", "--coders", ",".join(CODERS), "--overlap", "0.4", "--per-overlap-item", "3", "--seed", "7")
     assert given.code == 0, given.err
     Campaign.objects.filter(slug="cofe600").update(phase="main")  # the items open with the main phase
+    return Campaign.objects.get(slug="cofe600")
 
-    # Each item has a true stance, mostly In favor (as the lab's data); each coder errs at their own rate.
-    truth = {c.id: rng.choices(LABELS, weights=(6, 3, 1))[0] for c in comments}
+
+def planned_labels() -> dict[tuple[str, str], str]:
+    """(coder, comment id) -> the label the coder gives. Each item has a true stance, mostly In favor (as the lab's
+    data); each coder errs at their own rate. Drawn in a fixed order, so the same however the labels are given."""
+    rng = random.Random(4)
+    truth = {f"comment_{n}": rng.choices(LABELS, weights=(6, 3, 1))[0] for n in range(600)}
     error = {"ana": 0.1, "ben": 0.2, "cai": 0.3, "dora": 0.15}
+    given = sorted(AssignmentItem.objects.values_list("assignment__assessor__username", "entry__document__doc_id"))
+    return {
+        (name, doc): truth[doc] if rng.random() > error[name] else rng.choice(LABELS)
+        for name, doc in given
+    }
+
+
+def label_through_the_api(client, plan: dict[tuple[str, str], str], *, besides: frozenset = frozenset()) -> None:
+    """Every planned label but those in `besides`, each PUT by its coder to the assessor API."""
     for name in CODERS:
         client.force_login(User.objects.get(username=name))
         items = AssignmentItem.objects.filter(assignment__assessor__username=name).select_related("entry__document")
         for item in items:
-            doc = item.entry.document.doc_id
-            label = truth[doc] if rng.random() > error[name] else rng.choice(LABELS)
+            key = (name, item.entry.document.doc_id)
+            if key in besides:
+                continue
             response = client.put(reverse("work-judgment", args=[item.assignment_id, item.entry_id]),
-                                  {"labels": {"stance": label}}, content_type="application/json")
+                                  {"labels": {"stance": plan[key]}}, content_type="application/json")
             assert response.status_code == 200, response.content
-    return Campaign.objects.get(slug="cofe600")
+
+
+@pytest.fixture
+def coded(command, tmp_path, client):
+    campaign = build(command, tmp_path)
+    label_through_the_api(client, planned_labels())
+    return campaign
 
 
 def test_coders_get_only_what_they_read_and_a_share_is_coded_by_three(coded):
@@ -89,6 +110,12 @@ def reference(labels: dict[str, dict[str, str]]) -> dict[str, float]:
 
 
 def test_agreement_per_language_and_overall_equals_the_reference_packages(coded, command):
+    assert_agreement_equals_the_references(coded, command)
+
+
+def assert_agreement_equals_the_references(coded, command):
+    """The agreement command's figures, per language and overall, against the reference packages on the stored
+    labels (also tests/browser/test_item_agreement_by_keys.py, where part of them is given on the page by keys)."""
     shown = command("agreement", "cofe600", "--phase", "main", "--format", "json")
     figures = json.loads(shown.out)["dimensions"]["stance"]
 

@@ -201,7 +201,11 @@ function line(kind, text, actionLabel, action) {
 
 saves.events.addEventListener("change", () => { labels.renderStatus(); drawBanner(); });
 saves.events.addEventListener("saved", (e) => {
-  if (e.detail.item.url === labels.doc.data.saveUrl && e.detail.item.owner === saves.TAB) labels.stored(e.detail.judgment);
+  if (e.detail.item.url === labels.doc.data.saveUrl) {
+    if (e.detail.item.owner === saves.TAB) labels.stored(e.detail.judgment);
+  } else {
+    navigation.recount(); // another document's label, stored after this one came: the counts it came with are stale
+  }
 });
 saves.events.addEventListener("conflict", (e) => {
   if (e.detail.item.url === labels.doc.data.saveUrl && e.detail.item.owner === saves.TAB) conflict.open(e.detail.judgment);

@@ -89,7 +89,31 @@ export function drawLoading(queued = queuedKeys) {
   note.textContent = `Loading document ${target}…` + (queued.length ? " Keys waiting for it: " + queued.join(" ") : "");
 }
 
-// Unjudged neighbours as the server counted them when the document was loaded.
+// Counts and unjudged neighbours come with each document, as the server had them then. A label of another document
+// stored after that (saved late: offline, or retried) makes them stale, so they are asked for again, once a burst of
+// such saves has settled; a document on its way brings its own.
+let recountTimer = null;
+export function recount() {
+  clearTimeout(recountTimer);
+  recountTimer = setTimeout(async () => {
+    const data = labels.doc.data;
+    if (target !== null) return;
+    let parts;
+    try {
+      parts = await fetchDocument(data.pageBase + data.position + "/");
+    } catch (error) {
+      return; // the next document brings fresh counts
+    }
+    if (labels.doc.data !== data || target !== null) return;
+    for (const field of ["total", "judgedElsewhere", "followingUnjudged", "precedingUnjudged", "nextUnjudged", "afterTopic"]) {
+      data[field] = parts.data[field];
+    }
+    labels.render();
+    drawPlace();
+  }, 300);
+}
+
+// Unjudged neighbours as the server counted them when the document was loaded (or recounted).
 export function step(direction, unjudgedOnly) {
   const data = labels.doc.data;
   if (unjudgedOnly) {

@@ -6,7 +6,9 @@ score per topic, take the union), so "N× the plain reader" says what storing an
 same machine in the same run, whatever its speed or load.
 """
 
+import ctypes
 import heapq
+import multiprocessing
 import resource
 import time
 from collections import defaultdict
@@ -43,9 +45,37 @@ def timed_baseline(paths: list[Path], *, depth: int, repeats: int = 2) -> tuple[
     return best, lines, entries
 
 
+def baseline_apart(paths: list[Path], *, depth: int) -> tuple[float, int, int]:
+    """read_and_pool once in a forked child process: (seconds, lines, entries). The parent's memory stays as it was,
+    so a peak measured after it is the parent's own."""
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        return pool.apply(_timed_once, (paths, depth))
+
+
+def _timed_once(paths: list[Path], depth: int) -> tuple[float, int, int]:
+    started = time.perf_counter()
+    lines, entries = read_and_pool(paths, depth=depth)
+    return time.perf_counter() - started, lines, entries
+
+
 def reset_peak() -> None:
     """Start a new peak resident-memory measurement for this process (Linux ≥ 4.0: clear_refs 5)."""
     Path("/proc/self/clear_refs").write_text("5")
+
+
+def release_free_memory() -> None:
+    """Give the memory the C allocator holds free back to the system (glibc's malloc_trim), so a peak measured next
+    counts what the measured step holds, not what the setup before it freed without returning."""
+    ctypes.CDLL(None).malloc_trim(0)
+
+
+def resident_mib() -> float:
+    """This process's resident memory now (VmRSS), in MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def peak_mib() -> float:

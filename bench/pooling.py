@@ -1,10 +1,10 @@
 """How long pooling takes at Touché's largest scale: 84 runs × 50 topics × 1,000 lines already in the database.
 
-Creates (and drops first) the database `touchstone_bench_pool`, migrates it, writes 4.2 M run lines with COPY,
+Creates (and drops first) the database `--database` (touchstone_bench_pool), migrates it, writes 4.2 M run lines with COPY,
 then times, each on an empty pool: depth 5, depth 100, and a rebuild that finds nothing new; then the preview,
 the statistics page's queries, and duplicate grouping over the depth-100 pool once every document has a text.
 
-    cd /work/main && .venv/bin/python bench/pooling.py [--runs 84] [--topics 50] [--lines 1000]
+    cd /work/main && .venv/bin/python bench/pooling.py [--database NAME] [--runs 84] [--topics 50] [--lines 1000]
 
 The runs are noisy copies of one latent ranking per topic (so their top documents overlap as real runs do);
 a third of them start ranks at 0, some have tied scores, and some have ranks that disagree with their scores.
@@ -24,7 +24,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.benchdb import recreate_database, use_database  # noqa: E402
 
 BENCH_DB = "touchstone_bench_pool"
-use_database(BENCH_DB)
 
 
 
@@ -159,10 +158,13 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=1000)
     parser.add_argument("--candidates", type=int, default=20_000, help="documents per topic the runs draw from")
     parser.add_argument("--reuse", action="store_true", help="keep the runs of an earlier run of this script")
+    parser.add_argument("--database", default=BENCH_DB, help="the database to (re)create; give another to run beside a colleague")
     args = parser.parse_args()
 
+    use_database(args.database)
+
     if not args.reuse:
-        recreate_database(BENCH_DB)
+        recreate_database(args.database)
     import django
 
     django.setup()

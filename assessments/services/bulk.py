@@ -7,7 +7,8 @@ with one INSERT … SELECT. SQLite (the demo database) has no COPY, no arrays an
 here has an ORM branch that stores the same rows in batches; `is_postgresql` is the one switch between them.
 
 Writers here do not decide what to store: the services (pooling, duplicates, imports, qrels) do, and call them
-inside their storing transaction, after `lock_campaign`.
+inside their storing transaction, after `lock_campaign`. A pool build's rows, the largest writes, have a module of
+their own (services.pool_store) built on the helpers here.
 """
 
 from __future__ import annotations
@@ -16,20 +17,18 @@ import csv
 import io
 import json
 import re
-import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from itertools import islice
 from typing import IO, Any, BinaryIO, cast
 
 from django.db import connection
 
-from assessments.models import Campaign, Document, Judgment, PoolEntry, PoolSource, Ranking
+from assessments.models import Campaign, Document, Judgment, PoolEntry, Ranking
 
-_COPY_NULL = "\\N"
-_SQLITE_BATCH = 500  # rows or ids per statement on SQLite: below its limit on bound parameters
+COPY_NULL = "\\N"
+SQLITE_BATCH = 500  # rows or ids per statement on SQLite: below its limit on bound parameters
 # The spool's columns, in the order services.imports.documents writes them; `seq`, the record's place in the
 # import, is added by the temporary table.
 DOCUMENT_COLUMNS = ("doc_id", "title", "body", "is_html", "url", "metadata", "text_hash")
@@ -43,7 +42,6 @@ _RankingRow = Any  # services.imports.runs' ranking: a NamedTuple with Ranking's
 _DOCUMENT = Document._meta.db_table
 _JUDGMENT = Judgment._meta.db_table
 _POOLENTRY = PoolEntry._meta.db_table
-_POOLSOURCE = PoolSource._meta.db_table
 
 
 def is_postgresql() -> bool:
@@ -156,7 +154,7 @@ def copy_values(cursor, table: str, columns: Sequence[str], rows: Iterable[Seque
 
 def _copy_field(value: Any) -> str:
     if value is None:
-        return _COPY_NULL
+        return COPY_NULL
     if isinstance(value, str):
         return copy_escape(value)
     if isinstance(value, bool):
@@ -222,186 +220,6 @@ def insert_stubs(cursor, *, collection_id: int, table: str, where: str = "true")
 # --------------------------------------------------------------------------------------------------------------
 # Pools
 
-PoolSourceRow = tuple[int, "int | None", "int | None"]
-"""A run that brought an entry in: (run id, position in the rank order, position in the score order)."""
-PoolRow = tuple[int, str, "int | None", list[PoolSourceRow]]
-"""One entry of a pool build: (topic id, doc id, its place in the queue when the build adds it, else None, the
-sources to record)."""
-
-
-@dataclass(frozen=True)
-class _CopiedPool:
-    """PostgreSQL, as COPY text: the new entries with the ids taken for them, their sources by those ids, and the
-    sources of entries pooled before."""
-
-    new: IO[bytes]
-    sources: IO[bytes]
-    earlier: IO[bytes]
-
-
-@dataclass(frozen=True)
-class _ListedPool:
-    """SQLite: the rows themselves."""
-
-    rows: list[PoolRow]
-
-
-PoolSpool = _CopiedPool | _ListedPool
-"""A pool build's rows, written down before its storing transaction (spooled_pool makes it)."""
-
-
-@contextmanager
-def spooled_pool(rows: Iterable[PoolRow]) -> Iterator[PoolSpool]:
-    """Read `rows` to the end (they may be computed from queries as they are read) and hold them for store_pool:
-    in files as COPY text on PostgreSQL, so memory holds one chunk of rows whatever the size of the pool.
-
-    New entries take their ids from PoolEntry's sequence here, a chunk at a time, so their sources are written with
-    them and go into PoolSource as they are. An id taken by a build that then fails is never used: a gap, as any
-    rolled-back insert leaves.
-    """
-    if not is_postgresql():
-        yield _ListedPool(list(rows))
-        return
-    with tempfile.TemporaryFile() as new, tempfile.TemporaryFile() as sources, tempfile.TemporaryFile() as earlier, \
-            connection.cursor() as cursor:
-        rows = iter(rows)
-        while chunk := list(islice(rows, 5_000)):
-            ids = iter(new_ids(cursor, _POOLENTRY, sum(1 for row in chunk if row[2] is not None)))
-            new_lines: list[str] = []
-            source_lines: list[str] = []
-            earlier_lines: list[str] = []
-            for topic_id, doc, order, entry_sources in chunk:
-                doc = copy_escape(doc)
-                if order is None:
-                    earlier_lines.extend(
-                        f"{topic_id}\t{doc}\t{run_id}\t{_positions(by_rank, by_score)}\n" for run_id, by_rank, by_score in entry_sources
-                    )
-                    continue
-                entry_id = next(ids)
-                new_lines.append(f"{entry_id}\t{topic_id}\t{doc}\t{order}\n")
-                source_lines.extend(
-                    f"{entry_id}\t{run_id}\t{_positions(by_rank, by_score)}\n" for run_id, by_rank, by_score in entry_sources
-                )
-            new.write("".join(new_lines).encode())
-            sources.write("".join(source_lines).encode())
-            earlier.write("".join(earlier_lines).encode())
-        yield _CopiedPool(new, sources, earlier)
-
-
-def _positions(by_rank: int | None, by_score: int | None) -> str:
-    return f"{_COPY_NULL if by_rank is None else by_rank}\t{_COPY_NULL if by_score is None else by_score}"
-
-
-def store_pool(*, campaign: Campaign, tag: str, spool: PoolSpool) -> int:
-    """Store a pool build: a stub for every document id the collection lacks, the new entries (those with a place)
-    with strategy `tag`, and the sources of new and earlier entries. A source recorded before keeps its positions;
-    one it lacks (the other order) is filled in. Returns the number of stubs created.
-
-    Call inside the storing transaction. The campaign's lock is taken here, once the rows are in the database, for
-    the statements that write the pool.
-    """
-    if isinstance(spool, _CopiedPool):
-        return _store_pool_copied(campaign, tag, spool)
-    lock_campaign(campaign)
-    return _store_pool_orm(campaign.collection_id, tag, spool.rows)
-
-
-def _store_pool_copied(campaign: Campaign, tag: str, spool: _CopiedPool) -> int:
-    """store_pool on PostgreSQL, in a number of statements that does not grow with the pool.
-
-    New entries, whose ids are known, are copied into a temporary table and inserted from it with their documents'
-    ids; their sources are copied straight into PoolSource, with no join and nothing sent back to Python (a
-    depth-100 pool of 84 nearly disjoint runs has 460,000 entries and 490,000 sources). Sources of entries pooled
-    before (a rebuild, a late run) are upserted after, by (topic, document).
-    """
-    collection_id = campaign.collection_id
-    with connection.cursor() as cursor:
-        temporary_table(cursor, "pool_new", "id bigint, topic_id bigint, doc_id text, ord integer")
-        spool.new.seek(0)
-        copy_text(cursor, "pool_new", ("id", "topic_id", "doc_id", "ord"), spool.new)
-        cursor.execute("ANALYZE pool_new")
-        lock_campaign(campaign)
-        stubs = insert_stubs(cursor, collection_id=collection_id, table="pool_new")
-        # In the order of the (topic, document) index, the largest one the rows go into.
-        cursor.execute(
-            f"""INSERT INTO {_POOLENTRY} (id, topic_id, document_id, "order", duplicate_of_id, strategy, added_at)
-                SELECT n.id, n.topic_id, d.id, n.ord, NULL, %s, now()
-                FROM pool_new n JOIN {_DOCUMENT} d ON d.collection_id = %s AND d.doc_id = n.doc_id
-                ORDER BY n.topic_id, d.id""",
-            [tag, collection_id],
-        )
-        spool.sources.seek(0)
-        copy_text(cursor, _POOLSOURCE, ("entry_id", "run_id", "rank_position", "score_position"), spool.sources)
-        if spool.earlier.tell():
-            temporary_table(cursor, "pool_plan", "topic_id bigint, doc_id text, run_id bigint, by_rank integer, by_score integer")
-            spool.earlier.seek(0)
-            copy_text(cursor, "pool_plan", ("topic_id", "doc_id", "run_id", "by_rank", "by_score"), spool.earlier)
-            cursor.execute("ANALYZE pool_plan")
-            # A position recorded before is kept; one the earlier builds did not read (the other order) is filled in.
-            cursor.execute(
-                f"""INSERT INTO {_POOLSOURCE} AS s (entry_id, run_id, rank_position, score_position)
-                    SELECT e.id, p.run_id, p.by_rank, p.by_score
-                    FROM pool_plan p
-                    JOIN {_DOCUMENT} d ON d.collection_id = %s AND d.doc_id = p.doc_id
-                    JOIN {_POOLENTRY} e ON e.topic_id = p.topic_id AND e.document_id = d.id
-                    ON CONFLICT (entry_id, run_id) DO UPDATE
-                       SET rank_position = COALESCE(s.rank_position, EXCLUDED.rank_position),
-                           score_position = COALESCE(s.score_position, EXCLUDED.score_position)
-                     WHERE (s.rank_position IS NULL AND EXCLUDED.rank_position IS NOT NULL)
-                        OR (s.score_position IS NULL AND EXCLUDED.score_position IS NOT NULL)""",
-                [collection_id],
-            )
-            cursor.execute("DROP TABLE pool_plan")
-        cursor.execute("DROP TABLE pool_new")
-    return stubs
-
-
-def _store_pool_orm(collection_id: int, tag: str, rows: Iterable[PoolRow]) -> int:
-    """store_pool through the ORM, for SQLite."""
-    plan = list(rows)
-    stored = Document.objects.filter(collection_id=collection_id)
-    before = stored.count()
-    Document.objects.bulk_create(
-        [Document(collection_id=collection_id, doc_id=doc, has_text=False) for doc in dict.fromkeys(row[1] for row in plan)],
-        batch_size=_SQLITE_BATCH,
-        ignore_conflicts=True,
-    )
-    stubs = stored.count() - before
-    documents = _document_ids(collection_id, {row[1] for row in plan})
-    PoolEntry.objects.bulk_create(
-        [PoolEntry(topic_id=topic_id, document_id=documents[doc], order=order, strategy=tag)
-         for topic_id, doc, order, _ in plan if order is not None],
-        batch_size=_SQLITE_BATCH,
-    )
-    topic_ids = {row[0] for row in plan}
-    stored_entries = PoolEntry.objects.filter(topic_id__in=topic_ids).values_list("topic_id", "document_id", "id")
-    entries = {(topic_id, document_id): pk for topic_id, document_id, pk in stored_entries}
-    known = {(source.entry_id, source.run_id): source for source in PoolSource.objects.filter(entry__topic_id__in=topic_ids)}
-    added, filled = [], []
-    for topic_id, doc, _, sources in plan:
-        entry_id = entries[(topic_id, documents[doc])]
-        for run_id, by_rank, by_score in sources:
-            source = known.get((entry_id, run_id))
-            if source is None:
-                added.append(PoolSource(entry_id=entry_id, run_id=run_id, rank_position=by_rank, score_position=by_score))
-            elif (source.rank_position is None and by_rank) or (source.score_position is None and by_score):
-                source.rank_position = source.rank_position or by_rank
-                source.score_position = source.score_position or by_score
-                filled.append(source)
-    PoolSource.objects.bulk_create(added, batch_size=_SQLITE_BATCH)
-    PoolSource.objects.bulk_update(filled, ["rank_position", "score_position"], batch_size=_SQLITE_BATCH)
-    return stubs
-
-
-def _document_ids(collection_id: int, doc_ids: set[str]) -> dict[str, int]:
-    """doc id -> Document id, read in batches (SQLite bounds the parameters of one query)."""
-    wanted = sorted(doc_ids)
-    found: dict[str, int] = {}
-    for start in range(0, len(wanted), _SQLITE_BATCH):
-        rows = Document.objects.filter(collection_id=collection_id, doc_id__in=wanted[start : start + _SQLITE_BATCH])
-        found.update(rows.values_list("doc_id", "id"))
-    return found
-
 
 def set_duplicate_of(changes: list[tuple[int, int | None]]) -> None:
     """Set `PoolEntry.duplicate_of` of each (entry id, canonical entry id or None): one UPDATE from arrays on
@@ -418,8 +236,8 @@ def set_duplicate_of(changes: list[tuple[int, int | None]]) -> None:
     for entry_id, canonical in changes:
         by_canonical[canonical].append(entry_id)
     for canonical, entry_ids in by_canonical.items():
-        for start in range(0, len(entry_ids), _SQLITE_BATCH):
-            PoolEntry.objects.filter(pk__in=entry_ids[start : start + _SQLITE_BATCH]).update(duplicate_of_id=canonical)
+        for start in range(0, len(entry_ids), SQLITE_BATCH):
+            PoolEntry.objects.filter(pk__in=entry_ids[start : start + SQLITE_BATCH]).update(duplicate_of_id=canonical)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -514,7 +332,7 @@ def _bulk_create_documents(spool: BinaryIO, *, collection_id: int) -> tuple[int,
     rows = (map(copy_unescape, line.decode()[:-1].split("\t")) for line in spool)
     seen: set[str] = set()
     created = updated = 0
-    while batch := list(islice(rows, _SQLITE_BATCH)):
+    while batch := list(islice(rows, SQLITE_BATCH)):
         documents = {}
         for doc_id, title, body, is_html, url, metadata, digest in batch:
             if doc_id not in seen:
@@ -584,9 +402,9 @@ def store_rankings(rankings: Iterable[tuple[int, _RankingRow]]) -> None:
 
 def ranking_copy_fields(r: _RankingRow) -> bytes:
     """A ranking as COPY text fields from topic_id on (_RANKING_COLUMNS but run_id), without the line end."""
-    stances = _COPY_NULL if r.stances is None else _array_literal(r.stances)
-    by_rank = _COPY_NULL if r.by_rank is None else _numbers_literal(r.by_rank)
-    by_single = _COPY_NULL if r.by_single is None else _numbers_literal(r.by_single)
+    stances = COPY_NULL if r.stances is None else _array_literal(r.stances)
+    by_rank = COPY_NULL if r.by_rank is None else _numbers_literal(r.by_rank)
+    by_single = COPY_NULL if r.by_single is None else _numbers_literal(r.by_single)
     return (
         f"{r.topic_id}\t{r.length}\t{_array_literal(r.docs)}\t{_numbers_literal(r.ranks)}\t{_numbers_literal(r.scores)}"
         f"\t{stances}\t{by_rank}\t{by_single}"

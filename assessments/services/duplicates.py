@@ -45,9 +45,15 @@ def group_duplicates(*, campaign: Campaign, progress: Progress | None = None) ->
     """
     progress = progress or NoProgress()
     topic_ids = list(campaign.topics.order_by("position", "number").values_list("id", flat=True))
-    entries: dict[int, list[_GroupEntry]] = defaultdict(list)
     # Entries without text are never grouped: only those already pointing at a canonical could change (if their
-    # document lost its group), so a pool of stubs waiting for --only-pooled texts costs nothing here.
+    # document lost its group). So a pool of stubs waiting for --only-pooled texts has nothing to group, which two
+    # short questions tell, without visiting its entries' documents one by one (0.5 s for 400,000); the twins are
+    # asked for in the order of their partial index, which then holds the answer.
+    twins_now = PoolEntry.objects.filter(duplicate_of__isnull=False, topic_id__in=topic_ids).order_by("duplicate_of_id")
+    if not collection_has_text(campaign.collection_id) and twins_now.values_list("pk", flat=True).first() is None:
+        progress.advance(len(topic_ids), len(topic_ids))
+        return DuplicateSummary(groups=0, twins=0, labels_copied=0)
+    entries: dict[int, list[_GroupEntry]] = defaultdict(list)
     rows = PoolEntry.objects.filter(
         Q(document__has_text=True) | Q(duplicate_of__isnull=False), topic__campaign=campaign
     ).values_list(
@@ -85,6 +91,14 @@ def group_duplicates(*, campaign: Campaign, progress: Progress | None = None) ->
         copied = _copy_labels_to_new_twins(campaign, [entry_id for entry_id, canonical in changes if canonical])
     twins = sum(1 for canonical in wanted.values() if canonical)
     return DuplicateSummary(groups=len(wanted) - twins, twins=twins, labels_copied=copied)
+
+
+def collection_has_text(collection_id: int) -> bool:
+    """Whether any document of the collection has its text, i.e. is not a stub. Asked in the order of the
+    (collection, doc id) index, so PostgreSQL walks that index and stops at the first document with a text: a
+    collection of stubs costs a walk through its own documents (0.07 s for 410,000), never a scan of the table."""
+    first = Document.objects.filter(collection_id=collection_id, has_text=True).order_by("doc_id").values_list("pk", flat=True)
+    return first.first() is not None  # not exists(), which drops the ORDER BY
 
 
 @dataclass(frozen=True)

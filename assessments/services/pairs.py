@@ -81,13 +81,20 @@ def resolve_pairs(*, collection_id: int) -> PairSummary:
     """Give every pooled pair of the collection (of any campaign over it) the text of its two sentences, where it
     is a stub or was written here before and its text changed; report the pairs whose sentences are missing."""
     summary = PairSummary()
-    pooled = PoolEntry.objects.filter(topic__campaign__collection_id=collection_id).values("document_id")
-    # A pool holds thousands of documents, not millions: read the pairs at once (no cursor open across the writes).
-    candidates = list(
-        Document.objects.filter(collection_id=collection_id, pk__in=pooled, doc_id__contains=",").only(*_FIELDS, "doc_id")
+    # The documents whose id could be a pair first, then which of them are pooled: a collection rarely holds pairs,
+    # while its pools may hold 400,000 entries, which a join would gather (and, with the statistics of the table
+    # from before a large build, hash) whether or not there is a pair among them. An entry points at a document of
+    # its campaign's collection, so the entries of other collections need no filter.
+    commas = list(
+        Document.objects.filter(collection_id=collection_id, doc_id__contains=",").order_by("pk").values_list("pk", flat=True)
     )
-    for start in range(0, len(candidates), _LOOKUP_CHUNK):
-        batch = candidates[start : start + _LOOKUP_CHUNK]
+    pooled: list[int] = []
+    for start in range(0, len(commas), _LOOKUP_CHUNK):
+        found = PoolEntry.objects.filter(document_id__in=commas[start : start + _LOOKUP_CHUNK]).values_list("document_id", flat=True)
+        pooled += sorted(set(found))
+    # A pool holds thousands of pairs, not millions: read each batch at once (no cursor open across the writes).
+    for start in range(0, len(pooled), _LOOKUP_CHUNK):
+        batch = list(Document.objects.filter(pk__in=pooled[start : start + _LOOKUP_CHUNK]).order_by("pk").only(*_FIELDS, "doc_id"))
         pairs = [(document, parts) for document in batch if (parts := pair_parts(document.doc_id)) and _ours(document)]
         sentences = _sentences(collection_id, {sentence for _, parts in pairs for sentence in parts})
         changed, rewritten = [], []

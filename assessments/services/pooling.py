@@ -1,7 +1,7 @@
 """Building each topic's judgment pool from the runs.
 
 What to pool is decided by the pure module assessments.metrics.pooling; this module reads the rows it needs,
-has services.bulk write PoolEntry and PoolSource (COPY on PostgreSQL), and keeps the pool's rules:
+has services.pool_store write PoolEntry and PoolSource (COPY on PostgreSQL), and keeps the pool's rules:
 
 * A build only adds. An entry is never removed automatically, even when a later build with a smaller depth or
   fewer runs would not select it: it may already be assigned, judged or half-judged, and the judgments made on
@@ -49,8 +49,8 @@ from assessments.models import (
     Topic,
 )
 from assessments.selectors.pools import missing_listed, missing_per_topic
-from assessments.services import audit, bulk, job_queue, jobs, rankings
-from assessments.services.duplicates import group_duplicates
+from assessments.services import audit, bulk, job_queue, jobs, pool_store, rankings
+from assessments.services.duplicates import collection_has_text, group_duplicates
 from assessments.services.image_campaigns import stance_lists
 from assessments.services.jobs import NoProgress, Progress
 from assessments.services.pairs import resolve_pairs
@@ -219,9 +219,10 @@ class PoolSummary:
 def build_pool(*, campaign: Campaign, spec: PoolSpec, by: User | None = None, progress: Progress | None = None) -> PoolSummary:
     """Add the documents `spec` selects to every topic's pool, record their sources, and group duplicates.
 
-    Reads and computes first (reporting progress), then stores everything in one short transaction, then groups
-    duplicates (reading document texts) in a second one. Builds of the same campaign are serialised by an
-    advisory lock; a second one started meanwhile fails at once instead of waiting. Raises PoolingError.
+    Reads and computes first (reporting progress), looks up the documents and takes the ids the new rows need,
+    then stores everything in one short transaction, then groups duplicates (reading document texts) in a second
+    one. Builds of the same campaign are serialised by an advisory lock; a second one started meanwhile fails at
+    once instead of waiting. Raises PoolingError.
     """
     progress = progress or NoProgress()
     if campaign.phase == Phase.CLOSED:
@@ -237,7 +238,10 @@ def build_pool(*, campaign: Campaign, spec: PoolSpec, by: User | None = None, pr
             # Pooled pairs of sentences (Touché 2022 Task 1) get their text before grouping, so equal pairs are twins.
             warnings.extend(resolve_pairs(collection_id=campaign.collection_id).warnings)
             grouped = group_duplicates(campaign=campaign, progress=_Offset(progress, len(topics), 2 * len(topics)))
-    missing_by_topic = missing_per_topic(campaign=campaign)
+    if collection_has_text(campaign.collection_id):
+        missing_by_topic = missing_per_topic(campaign=campaign)
+    else:  # every document is a stub, so every entry is missing: 400,000 entries need not be looked up one by one
+        missing_by_topic = {c.number: c.after for c in counts if c.after}
     counts = [TopicCount(**{**asdict(c), "missing": missing_by_topic.get(c.number, 0)}) for c in counts]
     missing_total = sum(missing_by_topic.values())
     missing = missing_listed(campaign=campaign, per_topic=missing_by_topic, limit=MISSING_LISTED) if missing_total else []
@@ -270,8 +274,9 @@ def build_pool(*, campaign: Campaign, spec: PoolSpec, by: User | None = None, pr
 def _plan_and_store(
     campaign: Campaign, *, spec: PoolSpec, runs: dict[int, str], topics: list[Topic], by: User | None, progress: Progress
 ) -> tuple[list[TopicCount], int, list[str]]:
-    """Plan topic by topic into a spool, so memory holds one topic's plan (and the pool as it stood) whatever the
-    size of the pool, then store the spool in one transaction that takes the campaign's lock only for its writes.
+    """Plan topic by topic into a spool, so memory holds one topic's plan (and the pool as it stood, and the doc ids
+    of the new entries up to a bound: services.pool_store.prepared_pool), then store the spool in one transaction that
+    takes the campaign's lock only for its writes.
 
     What is read for the plan lives only in here: freed when this returns, still inside the caller's pause of the
     collector, it never reaches a collection that would scan it all once more."""
@@ -280,9 +285,9 @@ def _plan_and_store(
     counts: list[TopicCount] = []
     planned = _plan(spec, scheme=campaign.label_scheme, runs=runs, topics=topics, existing=existing, warnings=warnings,
                     progress=progress, steps=2 * len(topics))
-    rows = _pool_rows(planned, existing=existing, run_ids={tag: run_id for run_id, tag in runs.items()}, counts=counts)
-    with bulk.spooled_pool(rows) as spool, transaction.atomic():
-        stubs = bulk.store_pool(campaign=campaign, tag=spec.tag, spool=spool)
+    rows = _pool_rows(planned, existing=existing, counts=counts)
+    with pool_store.prepared_pool(rows, collection_id=campaign.collection_id) as spool, transaction.atomic():
+        stubs = pool_store.store_pool(campaign=campaign, tag=spec.tag, spool=spool)
         audit.record(
             campaign=campaign, action=audit.Action.POOL_BUILT, by=by, subject=spec.label,
             details={"spec": spec.as_params(), "runs": sorted(runs.values()), "added": sum(c.added for c in counts),
@@ -360,11 +365,12 @@ def existing_pool(campaign: Campaign) -> dict[int, TopicPool]:
 
 @dataclass(frozen=True)
 class _Planned:
-    """One topic's plan: the documents to pool, each with its sources (metrics.pooling.Pool), and for a depth
-    build the documents it selects (to report entries it no longer justifies)."""
+    """One topic's plan: the documents to pool, each with the runs (by id) that brought it and its positions in
+    them (metrics.pooling.pool_positions), and for a depth build the documents it selects (to report entries it no
+    longer justifies)."""
 
     topic: Topic
-    selected: pooling_metrics.Pool
+    selected: Mapping[str, list[pool_store.PoolSourceRow]]
     justified: set[str] | None
 
 
@@ -384,12 +390,14 @@ def _plan(
 ) -> Iterator[_Planned]:
     """Choose every topic's documents, topic by topic (no writes); for the bandits, warn about topics without
     feedback yet."""
+    run_ids = {tag: run_id for run_id, tag in runs.items()}
     if spec.strategy == "depth":
         for start in range(0, len(topics), _TOPICS_PER_READ):
             some = topics[start : start + _TOPICS_PER_READ]
             by_topic = run_heads(runs, some, depth=spec.depth, orders=spec.orders)
             for done, topic in enumerate(some, start + 1):
-                selected = pooling_metrics.pool_of_heads(by_topic.pop(topic.pk, {}), depth=spec.depth)
+                heads = {run_ids[tag]: lists for tag, lists in by_topic.pop(topic.pk, {}).items()}
+                selected = pooling_metrics.pool_positions(heads, depth=spec.depth)
                 progress.advance(done, steps)
                 yield _Planned(topic, selected, set(selected))
         return
@@ -424,7 +432,7 @@ def _plan(
             )
         chosen = [doc for doc in ranked if doc not in pooled][:room]
         progress.advance(done, steps)
-        yield _Planned(topic, _sources_of(chosen, topic_runs, order=order), None)
+        yield _Planned(topic, _sources_of(chosen, topic_runs, order=order, run_ids=run_ids), None)
 
 
 def run_heads(runs: dict[int, str], topics: list[Topic], *, depth: int, orders: tuple[str, ...]) -> dict[int, dict[str, dict]]:
@@ -454,14 +462,17 @@ def _all_entries(topic: Topic, runs: dict[int, str]) -> dict[str, list]:
     return {runs[run_id]: [line[:3] for line in lines] for run_id, _, lines in rankings.all_lines(list(runs), [topic.pk])}
 
 
-def _sources_of(docs: list[str], topic_runs: Mapping[str, list], *, order: Order) -> pooling_metrics.Pool:
+def _sources_of(
+    docs: list[str], topic_runs: Mapping[str, list], *, order: Order, run_ids: Mapping[str, int]
+) -> dict[str, list[pool_store.PoolSourceRow]]:
     """Each chosen document's sources: every run that retrieved it, at its position in `order`."""
     wanted = set(docs)
-    sources: dict[str, list[pooling_metrics.Contribution]] = {doc: [] for doc in docs}
+    sources: dict[str, list[pool_store.PoolSourceRow]] = {doc: [] for doc in docs}
     for tag in sorted(topic_runs):
+        run_id = run_ids[tag]
         for position, doc in enumerate(order_run(topic_runs[tag], by=order), 1):
             if doc in wanted:
-                sources[doc].append(pooling_metrics.Contribution(tag, order, position))
+                sources[doc].append((run_id, None, position) if order == "score" else (run_id, position, None))
     return sources
 
 
@@ -482,39 +493,31 @@ def _judged_labels(topics: list[Topic], scheme: LabelScheme) -> dict[int, dict[s
 
 
 def _pool_rows(
-    planned: Iterable[_Planned], *, existing: dict[int, TopicPool], run_ids: Mapping[str, int], counts: list[TopicCount]
-) -> Iterator[bulk.PoolRow]:
-    """The rows services.bulk stores for each topic's plan: new entries in presentation order with their places,
-    and every source, of new documents and of documents pooled already (a late run that retrieved them is
-    recorded). Appends each topic's TopicCount to `counts` once its rows are out.
+    planned: Iterable[_Planned], *, existing: dict[int, TopicPool], counts: list[TopicCount]
+) -> Iterator[pool_store.PoolRow]:
+    """The rows services.pool_store stores for each topic's plan: the new entries in presentation order with their
+    places, then the documents pooled already, each with every source (a late run that retrieved a pooled document
+    is recorded). Appends each topic's TopicCount to `counts` once its rows are out.
 
     The topics' seeds must be set. Nothing here checks keys against the database: the store does it under the
     campaign's lock, as imports do (no topic changes under the entries being written, see PoolEntry).
     """
     for plan in planned:
         topic = plan.topic
-        pool = existing.get(topic.pk, TopicPool())
+        topic_id = topic.pk
+        pool = existing.get(topic_id, TopicPool())
         new_docs = [doc for doc in plan.selected if doc not in pool.docs]
         start = pool.next_order
         # The first batch is the plain seeded shuffle; later batches vary the seed so they are not all shuffled
-        # by the same permutation.
-        place = {doc: start + offset for offset, doc in enumerate(pooling_metrics.presentation_order(new_docs, seed=topic.pool_seed + start))}
-        for doc, contributions in plan.selected.items():
-            yield topic.pk, doc, place.get(doc), _sources(contributions, run_ids)
+        # by the same permutation. The rows go in that order, so the ids pool_store takes for the new entries and
+        # their stubs grow with `order` (see pool_store._pool_documents).
+        for order, doc in enumerate(pooling_metrics.presentation_order(new_docs, seed=topic.pool_seed + start), start):
+            yield topic_id, doc, order, plan.selected[doc]
+        for doc, sources in plan.selected.items():
+            if doc in pool.docs:
+                yield topic_id, doc, None, sources
         unjustified = len(pool.docs - plan.justified) if plan.justified is not None else 0
         counts.append(TopicCount(topic.number, len(pool.docs), len(new_docs), len(pool.docs) + len(new_docs), 0, unjustified))
-
-
-def _sources(contributions: Iterable[pooling_metrics.Contribution], run_ids: Mapping[str, int]) -> list[bulk.PoolSourceRow]:
-    """(run id, rank position, score position): one per run, from the contributions (one per order, or per stance
-    list of an image run) that metrics.pooling lists by run."""
-    positions: dict[str, list] = {}
-    for run, order, position in contributions:
-        slot, index = positions.setdefault(run, [None, None]), order == "score"
-        # An image both stance lists of a run hold keeps its better position there.
-        if slot[index] is None or position < slot[index]:
-            slot[index] = position
-    return [(run_ids[run], by_rank, by_score) for run, (by_rank, by_score) in positions.items()]
 
 
 def _ensure_seeds(topics: list[Topic]) -> None:

@@ -20,10 +20,12 @@ class Judgment(models.Model):
         IMPORT = "import", "Imported qrels"
         DUPLICATE = "duplicate", "Copied to a duplicate"
 
-    # PROTECT: a topic (and so a campaign) with judgments cannot be deleted, only archived.
-    topic = models.ForeignKey("assessments.Topic", on_delete=models.PROTECT, related_name="judgments")
-    document = models.ForeignKey("assessments.Document", on_delete=models.PROTECT, related_name="judgments")
-    assessor = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="judgments")
+    # PROTECT: a topic (and so a campaign) with judgments cannot be deleted, only archived. The references are checked
+    # by the database once per statement, not by per-row foreign keys (migration 0027); topic and assessor lookups use
+    # the indexes below, which start with them.
+    topic = models.ForeignKey("assessments.Topic", on_delete=models.PROTECT, related_name="judgments", db_constraint=False, db_index=False)
+    document = models.ForeignKey("assessments.Document", on_delete=models.PROTECT, related_name="judgments", db_constraint=False)
+    assessor = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="judgments", db_constraint=False, db_index=False)
     phase = models.CharField(max_length=16, choices=Phase.choices)
     labels = models.JSONField(default=dict, blank=True)
     note = models.TextField(blank=True)
@@ -51,8 +53,9 @@ class Judgment(models.Model):
 class JudgmentEvent(models.Model):
     """One change to a judgment, append-only (the database refuses UPDATE, DELETE and TRUNCATE on this table)."""
 
-    judgment = models.ForeignKey(Judgment, on_delete=models.PROTECT, related_name="events")
-    assessor = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="+")
+    # Checked once per statement, as Judgment's references (migration 0027); judgment lookups use the unique index below.
+    judgment = models.ForeignKey(Judgment, on_delete=models.PROTECT, related_name="events", db_constraint=False, db_index=False)
+    assessor = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="+", db_constraint=False)
     revision = models.PositiveIntegerField()
     labels = models.JSONField(default=dict, blank=True)  # the judgment's labels as of this revision
     note = models.TextField(blank=True)

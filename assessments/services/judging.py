@@ -337,7 +337,8 @@ class RecordedInBulk:
     stubs: int  # documents the collection did not have, created without text
 
 
-_ROWS = "touchstone_judgment_rows"  # temporary
+_ROWS = "touchstone_judgment_rows"  # temporary: the rows as given
+_TARGETS = "touchstone_judgment_targets"  # temporary: each row's document id and judgment id (if any)
 _DOC_ID_LENGTH = max_length(Document, "doc_id")
 _EVENT_COLUMNS = "judgment_id, assessor_id, revision, labels, note, flagged, time_spent_ms, source, at"
 _EVENT_VALUES = "id, assessor_id, revision, labels, note, flagged, time_spent_ms, source, %(now)s"
@@ -374,46 +375,89 @@ def record_judgments_in_bulk(
         "assessor": assessor.pk, "now": timezone.now(), "phase": phase, "source": source,
         "collection": campaign.collection_id, "dimension": dimension,
     }
-    missing = f"""NOT EXISTS (SELECT 1 FROM {Judgment._meta.db_table} j WHERE j.assessor_id = %(assessor)s
-                               AND j.topic_id = t.topic_id AND j.document_id = t.document_id)"""
     with connection.cursor() as cursor:
-        bulk.temporary_table(cursor, _ROWS, f"key integer, topic_id bigint, doc_id varchar({_DOC_ID_LENGTH}), label text, document_id bigint")
+        # JIT compiling these few hash joins took longer than running them (the triggers' functions turn it off too);
+        # a million rows' sorts and hashes fit in 128 MB (4, the default, spilled them to disk).
+        cursor.execute("SET LOCAL jit = off")
+        cursor.execute("SET LOCAL work_mem = '128MB'")
+        bulk.temporary_table(cursor, _ROWS, f"key integer, topic_id bigint, doc_id varchar({_DOC_ID_LENGTH}), label text")
         bulk.copy_text(cursor, _ROWS, ("key", "topic_id", "doc_id", "label"), rows)
         cursor.execute(f"ANALYZE {_ROWS}")
         _check_labels(cursor, scheme.dimension(dimension))
-        stubs = bulk.insert_stubs(cursor, collection_id=campaign.collection_id, table=_ROWS)
+        stubs = _insert_stubs(cursor, params)
+        # Each row with its document and the assessor's judgment of it (if any), found before any judgment is written:
+        # an anti-join against the judgments while the same statement inserts them was planned as a scan of the table
+        # per row (quadratic) when its statistics said it was empty, as in a new database. (LEFT JOIN: a row without
+        # its document would fail the insert below, not vanish from it.)
+        cursor.execute(f"DROP TABLE IF EXISTS {_TARGETS}")
         cursor.execute(
-            f"""UPDATE {_ROWS} t SET document_id = d.id FROM {Document._meta.db_table} d
-                WHERE d.collection_id = %(collection)s AND d.doc_id = t.doc_id""",
+            f"""CREATE TEMPORARY TABLE {_TARGETS} ON COMMIT DROP AS
+                SELECT t.topic_id, d.id AS document_id, t.label, j.id AS judgment_id
+                  FROM {_ROWS} t LEFT JOIN {Document._meta.db_table} d ON d.collection_id = %(collection)s AND d.doc_id = t.doc_id
+                  LEFT JOIN {Judgment._meta.db_table} j
+                         ON j.assessor_id = %(assessor)s AND j.topic_id = t.topic_id AND j.document_id = d.id""",
             params,
         )
-        cursor.execute(
-            f"""WITH changed AS (
-                  UPDATE {Judgment._meta.db_table} j
-                     SET labels = jsonb_set(j.labels, ARRAY[%(dimension)s], to_jsonb({label})), revision = j.revision + 1,
-                         source = %(source)s, updated_at = %(now)s
-                    FROM {_ROWS} t
-                   WHERE j.assessor_id = %(assessor)s AND j.topic_id = t.topic_id AND j.document_id = t.document_id
-                     AND j.labels -> %(dimension)s IS DISTINCT FROM to_jsonb({label})
-                  RETURNING {_STORED})
-                INSERT INTO {JudgmentEvent._meta.db_table} ({_EVENT_COLUMNS}) SELECT {_EVENT_VALUES} FROM changed""",
-            params,
-        )
-        updated = cursor.rowcount
-        cursor.execute(
-            f"""WITH created AS (
-                  INSERT INTO {Judgment._meta.db_table} AS j (topic_id, document_id, assessor_id, phase, labels,
-                         note, flagged, time_spent_ms, source, revision, created_at, updated_at)
-                  SELECT t.topic_id, t.document_id, %(assessor)s, %(phase)s, jsonb_build_object(%(dimension)s, {label}),
-                         '', false, 0, %(source)s, 1, %(now)s, %(now)s
-                    FROM {_ROWS} t WHERE {missing}
-                  RETURNING {_STORED})
-                INSERT INTO {JudgmentEvent._meta.db_table} ({_EVENT_COLUMNS}) SELECT {_EVENT_VALUES} FROM created""",
-            params,
-        )
-        created = cursor.rowcount
-        cursor.execute(f"DROP TABLE {_ROWS}")
+        cursor.execute(f"ANALYZE {_TARGETS}")
+        cursor.execute(f"SELECT count(*), count(judgment_id) FROM {_TARGETS}")
+        total, judged = cursor.fetchone()
+        # Each statement writes the judgments and their history rows together, so the database's history checks
+        # (migration 0027) settle them once, at its end, and leave nothing to check at commit. A statement with
+        # nothing to write is not run (its joins alone took a second for a million rows).
+        updated = created = 0
+        if judged:
+            cursor.execute(
+                f"""WITH changed AS (
+                      UPDATE {Judgment._meta.db_table} j
+                         SET labels = jsonb_set(j.labels, ARRAY[%(dimension)s], to_jsonb({label})), revision = j.revision + 1,
+                             source = %(source)s, updated_at = %(now)s
+                        FROM {_TARGETS} t
+                       WHERE j.id = t.judgment_id AND j.labels -> %(dimension)s IS DISTINCT FROM to_jsonb({label})
+                      RETURNING {_STORED})
+                    INSERT INTO {JudgmentEvent._meta.db_table} ({_EVENT_COLUMNS}) SELECT {_EVENT_VALUES} FROM changed""",
+                params,
+            )
+            updated = cursor.rowcount
+        if judged < total:
+            cursor.execute(
+                f"""WITH created AS (
+                      INSERT INTO {Judgment._meta.db_table} AS j (topic_id, document_id, assessor_id, phase, labels,
+                             note, flagged, time_spent_ms, source, revision, created_at, updated_at)
+                      SELECT t.topic_id, t.document_id, %(assessor)s, %(phase)s, jsonb_build_object(%(dimension)s, {label}),
+                             '', false, 0, %(source)s, 1, %(now)s, %(now)s
+                        FROM {_TARGETS} t WHERE t.judgment_id IS NULL
+                      RETURNING {_STORED})
+                    INSERT INTO {JudgmentEvent._meta.db_table} ({_EVENT_COLUMNS}) SELECT {_EVENT_VALUES} FROM created""",
+                params,
+            )
+            created = cursor.rowcount
+        cursor.execute(f"DROP TABLE {_ROWS}, {_TARGETS}")
     return RecordedInBulk(created=created, updated=updated, stubs=stubs)
+
+
+def _insert_stubs(cursor, params: dict[str, Any]) -> int:
+    """Create a stub Document for each doc id of _ROWS the collection lacks, in doc id order so its unique index
+    fills page after page; return how many.
+
+    The ids the collection lacks are a set difference (EXCEPT), which is planned as a hash or a sort, never as the
+    scan per row that an anti-join against the table being filled can be (services.bulk.insert_stubs); and they go in
+    by a plain INSERT: ON CONFLICT's speculative insertion cost a third more for a million stubs. A collection is
+    shared by campaigns whose imports do not wait for each other, though: if one added some of the same ids since,
+    the insert is undone and the stubs made as services.bulk makes them, leaving the conflicts to the unique index.
+    """
+    try:
+        with transaction.atomic():
+            cursor.execute(
+                f"""INSERT INTO {Document._meta.db_table} (collection_id, doc_id, title, body, is_html, url, metadata, has_text, text_hash)
+                    SELECT %(collection)s, doc_id, '', '', false, '', '{{}}', false, ''
+                      FROM (SELECT doc_id FROM {_ROWS}
+                            EXCEPT SELECT doc_id FROM {Document._meta.db_table} WHERE collection_id = %(collection)s) p
+                     ORDER BY doc_id""",
+                params,
+            )
+            return cursor.rowcount
+    except IntegrityError:
+        return bulk.insert_stubs(cursor, collection_id=params["collection"], table=_ROWS)
 
 
 def _check_labels(cursor, dimension: Dimension) -> None:

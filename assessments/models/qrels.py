@@ -9,7 +9,7 @@ class QrelsSnapshot(models.Model):
     database refuses to change either (migration 0009).
     """
 
-    campaign = models.ForeignKey("assessments.Campaign", on_delete=models.CASCADE, related_name="qrels_snapshots")
+    campaign = models.ForeignKey("assessments.Campaign", on_delete=models.PROTECT, related_name="qrels_snapshots")
     number = models.PositiveIntegerField()
     kind = models.CharField(max_length=16)  # the dimension of the campaign's scheme it holds (labels.Dimension.name)
     phase = models.CharField(max_length=16)  # main | training | all
@@ -35,7 +35,7 @@ class QrelsSnapshotPart(models.Model):
     """A consecutive piece of a snapshot's file: pieces of a megabyte keep an export of a million lines, and
     its download, flat in memory."""
 
-    snapshot = models.ForeignKey(QrelsSnapshot, on_delete=models.CASCADE, related_name="parts")
+    snapshot = models.ForeignKey(QrelsSnapshot, on_delete=models.PROTECT, related_name="parts")
     index = models.PositiveIntegerField()
     data = models.BinaryField()
 

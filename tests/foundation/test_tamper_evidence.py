@@ -9,7 +9,16 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.db.models import ProtectedError
 
-from assessments.models import Campaign, Document, Judgment, JudgmentEvent, Reply, Topic
+from assessments.models import (
+    Campaign,
+    Document,
+    Judgment,
+    JudgmentEvent,
+    QrelsSnapshot,
+    QrelsSnapshotPart,
+    Reply,
+    Topic,
+)
 from assessments.services.judging import Labels, record_judgment
 from tests.factories import DocumentFactory, TopicFactory, UserFactory
 
@@ -85,6 +94,10 @@ def test_history_and_judgments_cannot_be_deleted_or_rewritten(judgment, statemen
         ("labels = '{\"relevance\": 1}', revision = 1", "revision cannot go back from 2 to 1"),
         ("document_id = document_id + 1", "topic, document and assessor cannot change"),
         ("assessor_id = assessor_id + 1", "topic, document and assessor cannot change"),
+        # A training label passed off as a main-phase one, a label backdated, an answer relabelled as imported.
+        ("phase = 'training'", "nor its phase or creation time"),
+        ("created_at = created_at - interval '30 days'", "nor its phase or creation time"),
+        ("source = 'import'", "its source changes only with a new revision"),
     ],
 )
 def test_a_judgment_cannot_be_relabelled_in_place(judgment, change, message):
@@ -167,6 +180,15 @@ def test_what_judgments_refer_to_cannot_be_deleted_through_the_orm(judgment, wha
     with pytest.raises(ProtectedError), transaction.atomic():
         instance.delete()
     assert history(judgment) == [(1, 1, None), (2, 2, 1)]
+
+
+def test_a_campaign_with_a_qrels_snapshot_is_refused_by_the_orm_before_any_row_goes(campaign):
+    snapshot = QrelsSnapshot.objects.create(campaign=campaign, number=1, kind="relevance", phase="main", rule="majority", sha256="0" * 64)
+    QrelsSnapshotPart.objects.create(snapshot=snapshot, index=0, data=b"1 0 d 1\n")
+    for instance in (campaign, snapshot):
+        with pytest.raises(ProtectedError), transaction.atomic():
+            instance.delete()
+    assert snapshot.parts.count() == 1 and Campaign.objects.filter(pk=campaign.pk).exists()
 
 
 def test_a_campaign_without_judgments_can_still_be_deleted(campaign):

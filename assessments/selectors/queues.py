@@ -10,6 +10,7 @@ and My work (many campaigns in one query) counts as the judge page does.
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import connection
 from django.db.models import (
@@ -163,9 +164,11 @@ def assignment_queue(assignment: Assignment) -> list[QueueEntry]:
     Only the assignment's own assessor's labels are read, so training never shows another
     assessor's labels.
     """
-    entries = PoolEntry.objects.filter(topic_id=assignment.topic_id)
-    if assignment.scope == Assignment.Scope.OVERLAP:
-        entries = entries.filter(pk__in=AssignmentItem.objects.filter(assignment=assignment).values("entry_id"))
+    rows: QuerySet[Any, tuple[int, int]]
+    if assignment.scope == Assignment.Scope.OVERLAP:  # its items, numbered in that order (AssignmentItem.queue_position)
+        rows = AssignmentItem.objects.filter(assignment=assignment).order_by("queue_position").values_list("entry_id", "entry_document_id")
+    else:
+        rows = PoolEntry.objects.filter(topic_id=assignment.topic_id).order_by("order", "pk").values_list("pk", "document_id")
     own = {
         row[0]: row[1:]
         for row in Judgment.objects.filter(assessor_id=assignment.assessor_id, topic_id=assignment.topic_id).values_list(
@@ -174,7 +177,7 @@ def assignment_queue(assignment: Assignment) -> list[QueueEntry]:
     }
     scheme = assignment.topic.campaign.label_scheme
     queue = []
-    for entry_id, document_id in entries.order_by("order", "pk").values_list("pk", "document_id"):
+    for entry_id, document_id in rows:
         stored = own.get(document_id)
         queue.append(
             QueueEntry(entry_id, document_id, scheme.complete(stored[0]), *stored) if stored else QueueEntry(entry_id, document_id)
@@ -222,18 +225,20 @@ def _queue_sql(assignment: Assignment, *, with_times: bool = False) -> tuple[str
 
     Positions follow the presentation order (pool `order`, then id), 1-based; `judged` looks at
     the assignment's own assessor only (training never shows another assessor's labels), and at whether
-    their judgment is complete by the campaign's scheme (the module's docstring). The
-    pool is read through its (topic, order) index and the judgments through the unique
-    (assessor, topic, document) index, so the cost is a scan of one topic's pool in PostgreSQL,
-    with no per-row work in Python.
+    their judgment is complete by the campaign's scheme (the module's docstring). A whole pool is read through
+    its (topic, order) index and numbered here; an overlap slice's or a coder's items come numbered already, each
+    with its entry's document, from the assignment's own rows in their (assignment, queue_position) index
+    (AssignmentItem), without the topic's pool or a sort. The judgments are read through the unique
+    (assessor, topic, document) index, so the cost is a scan of one topic's pool (or one assignment's items) in
+    PostgreSQL, with no per-row work in Python.
     """
     entry, judgment, item = PoolEntry._meta.db_table, Judgment._meta.db_table, AssignmentItem._meta.db_table
     params: dict[str, object] = {"topic": assignment.topic_id, "assessor": assignment.assessor_id, "assignment": assignment.pk}
-    overlap = (
-        f" AND e.id IN (SELECT entry_id FROM {item} WHERE assignment_id = %(assignment)s)"
-        if assignment.scope == Assignment.Scope.OVERLAP
-        else ""
-    )
+    if assignment.scope == Assignment.Scope.OVERLAP:
+        rows = f"(SELECT entry_id AS id, entry_document_id AS document_id, queue_position FROM {item} WHERE assignment_id = %(assignment)s)"
+        pos, topic, where = "e.queue_position", "%(topic)s", ""
+    else:
+        rows, pos, topic, where = entry, 'row_number() OVER (ORDER BY e."order", e.id)', "e.topic_id", "WHERE e.topic_id = %(topic)s"
     scheme = _loaded_scheme(assignment)
     if scheme is not None:
         complete, scheme_params = scheme_complete_sql(scheme, "j.labels", connection.vendor)
@@ -243,12 +248,12 @@ def _queue_sql(assignment: Assignment, *, with_times: bool = False) -> tuple[str
                                                   JOIN {Campaign._meta.db_table} c ON c.id = t.campaign_id
                                                  WHERE t.id = %(topic)s)""", connection.vendor)
     sql = f"""
-        SELECT e.id, e.document_id, row_number() OVER (ORDER BY e."order", e.id) AS pos,
+        SELECT e.id, e.document_id, {pos} AS pos,
                (j.document_id IS NOT NULL AND {complete}) AS judged{", j.updated_at AS judged_at" if with_times else ""}
-          FROM {entry} e
+          FROM {rows} e
           LEFT JOIN {judgment} j
-            ON j.assessor_id = %(assessor)s AND j.topic_id = e.topic_id AND j.document_id = e.document_id
-         WHERE e.topic_id = %(topic)s{overlap}
+            ON j.assessor_id = %(assessor)s AND j.topic_id = {topic} AND j.document_id = e.document_id
+         {where}
     """
     return sql, params
 

@@ -401,18 +401,18 @@ class _Restore:
         for start in range(0, len(self.twins), BATCH):
             twins = self.twins[start : start + BATCH]
             found = self._entries([(line, topic_id, doc) for _, line, topic_id, doc in twins], what="duplicate_of")
-            bulk.set_duplicate_of([(pk, found[topic_id, doc]) for pk, _, topic_id, doc in twins])
+            bulk.set_duplicate_of([(pk, found[topic_id, doc][1]) for pk, _, topic_id, doc in twins])
 
-    def _entries(self, wanted: list[tuple[int, int, str]], *, what: str) -> dict[tuple[int, str], int]:
-        """(topic id, doc id) -> pool entry id for each (line, topic id, doc id), one query; an entry not in the
-        pool of its topic is an error at its line."""
+    def _entries(self, wanted: list[tuple[int, int, str]], *, what: str) -> dict[tuple[int, str], tuple[int, int, int]]:
+        """(topic id, doc id) -> the pool entry's (order, id, document id) for each (line, topic id, doc id), one
+        query; an entry not in the pool of its topic is an error at its line."""
         self.cursor.execute(
-            f"""SELECT e.topic_id, d.doc_id, e.id FROM {PoolEntry._meta.db_table} e
+            f"""SELECT e.topic_id, d.doc_id, e."order", e.id, e.document_id FROM {PoolEntry._meta.db_table} e
                 JOIN {Document._meta.db_table} d ON d.id = e.document_id
                 WHERE e.topic_id = ANY(%s) AND d.collection_id = %s AND d.doc_id = ANY(%s)""",
             [list({t for _, t, _ in wanted}), self.collection_id, list({d for _, _, d in wanted})],
         )
-        found = {(topic_id, doc): pk for topic_id, doc, pk in self.cursor.fetchall()}
+        found = {(topic_id, doc): entry for topic_id, doc, *entry in self.cursor.fetchall()}
         for line, topic_id, doc in wanted:
             if (topic_id, doc) not in found:
                 raise self.wrong(line, f"{what}: document {doc!r} is not in the pool of its topic")
@@ -434,8 +434,14 @@ class _Restore:
         self.store(_Batch(Assignment, columns, rows, _lines(batch)), unique=("topic_id", "assessor_id", "phase"))
         if wanted:
             entries = self._entries(wanted, what="items")
-            items = [(pk, entries[self.topics[r["topic"]], doc]) for pk, (_, r) in zip(ids, batch) for doc in r["items"]]
-            self.store(_Batch(AssignmentItem, ("assignment_id", "entry_id"), items, [line for line, _, _ in wanted]))
+            # An item's queue position and document (AssignmentItem) come from its entry, not from the archive: the
+            # items of each assignment numbered in pool order (rows of one assignment share its line).
+            items = []
+            for pk, (_, r) in zip(ids, batch):
+                listed = sorted(entries[self.topics[r["topic"]], doc] for doc in r["items"])  # (order, id, document)
+                items += [(pk, entry_id, position, document_id) for position, (_, entry_id, document_id) in enumerate(listed, 1)]
+            self.store(_Batch(AssignmentItem, ("assignment_id", "entry_id", "queue_position", "entry_document_id"), items,
+                              [line for line, _, _ in wanted]))
 
     def _judgments(self, batch: list[tuple[int, dict]]) -> None:
         documents = self.documents(batch)

@@ -340,12 +340,12 @@ def draw_overlap(
         ).values_list("topic_id", flat=True)
     )
     topics = {t.pk: t for t in Topic.objects.filter(pk__in=holders).order_by("position", "number")}
-    entries: dict[int, list[int]] = defaultdict(list)
+    entries: dict[int, list[tuple[int, int]]] = defaultdict(list)  # topic -> (entry id, document id) in queue order
     pool = PoolEntry.objects.filter(topic_id__in=set(holders) - sliced)
     if campaign.propagate_to_duplicates:
         pool = pool.filter(duplicate_of__isnull=True)
-    for topic_id, entry_id in pool.order_by("topic_id", "order", "pk").values_list("topic_id", "pk"):
-        entries[topic_id].append(entry_id)
+    for topic_id, entry_id, document_id in pool.order_by("topic_id", "order", "pk").values_list("topic_id", "pk", "document_id"):
+        entries[topic_id].append((entry_id, document_id))
     samples = {
         topic_id: overlap_sample(
             entries[topic_id], share=share, seed=f"overlap/{topics[topic_id].pool_seed}/{topics[topic_id].number}"
@@ -377,7 +377,9 @@ def draw_overlap(
             row.items.all().delete()
             row.active, row.scope, row.assigned_by = True, Assignment.Scope.OVERLAP, assigned_by
             row.save(update_fields=["active", "scope", "assigned_by"])
-        items += [AssignmentItem(assignment=row, entry_id=entry_id) for entry_id in sample]
+        # The slice keeps the pool's order (overlap_sample) and is the row's whole item list (earlier items were
+        # deleted above), so each item's queue position is its place in the slice.
+        items += [AssignmentItem.for_entry(row, entry, position) for position, entry in enumerate(sample, 1)]
         slices.append(OverlapSlice(topics[topic_id], names[holders[topic_id]], names[second], len(sample)))
     AssignmentItem.objects.bulk_create(items)
     if slices:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Max
 
 from accounts.models import Role, User
 from assessments.models import Assignment, AssignmentItem, Campaign, Phase, PoolEntry
@@ -84,20 +85,21 @@ def assign_items(
             .values_list("entry_id", flat=True)
         )
         entries = [
-            (pk, topic_id, language)
-            for pk, topic_id, language in PoolEntry.objects.filter(topic__campaign=campaign)
+            (pk, topic_id, language, document_id)
+            for pk, topic_id, language, document_id in PoolEntry.objects.filter(topic__campaign=campaign)
             .order_by("topic__position", "topic__number", "order", "pk")
-            .values_list("pk", "topic_id", "document__metadata__language")
+            .values_list("pk", "topic_id", "document__metadata__language", "document_id")
             if pk not in held
         ]
         load = Counter({c.pk: n for c, n in _current_load(campaign, phase, coders).items()})
         rng = random.Random(f"{campaign.pk}:{seed}")
-        given: dict[tuple[int, int], list[int]] = defaultdict(list)  # (topic, coder) -> entries
+        # (topic, coder) -> (entry, document) in queue order
+        given: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
         per_coder: Counter[str] = Counter()
         several: Counter[str] = Counter()
         unreadable: Counter[str] = Counter()
         items = 0
-        for pk, topic_id, language in entries:
+        for pk, topic_id, language, document_id in entries:
             readers = [c for c in coders if language in c.languages]
             if not readers:
                 unreadable[str(language)] += 1
@@ -113,7 +115,7 @@ def assign_items(
             for coder in chosen:
                 load[coder.pk] += 1
                 per_coder[coder.username] += 1
-                given[(topic_id, coder.pk)].append(pk)
+                given[(topic_id, coder.pk)].append((pk, document_id))
             items += 1
         _store(given, phase, by)
         result = ItemsGiven(items, dict(per_coder), dict(several), dict(unreadable))
@@ -135,8 +137,13 @@ def _current_load(campaign: Campaign, phase: str, coders: Sequence[User]) -> dic
     return {c: counts[c.pk] for c in coders}
 
 
-def _store(given: dict[tuple[int, int], list[int]], phase: str, by: User | None) -> None:
-    """The assignments (one per proposal and coder, listing its items) and their items, in bulk."""
+def _store(given: dict[tuple[int, int], list[tuple[int, int]]], phase: str, by: User | None) -> None:
+    """The assignments (one per proposal and coder, listing its items) and their items, in bulk. `given` holds each
+    assignment's new entries as (id, document id) in queue order. An item stores its queue position
+    (AssignmentItem): a new assignment's items are numbered here, and an assignment that held items already gets
+    the new ones after its last and is then renumbered, which moves nothing when they came later in the pool
+    (a re-import's new comments) and puts them in pool order among the old ones when they did not (items a
+    withdrawn coder held)."""
     existing = {
         (a.topic_id, a.assessor_id): a
         for a in Assignment.objects.filter(
@@ -147,6 +154,11 @@ def _store(given: dict[tuple[int, int], list[int]], phase: str, by: User | None)
         Assignment(topic_id=topic, assessor_id=coder, phase=phase, scope=Assignment.Scope.OVERLAP, assigned_by=by)
         for topic, coder in given if (topic, coder) not in existing
     ]
+    extended = [a.pk for key, a in existing.items() if key in given]
+    last = dict(
+        AssignmentItem.objects.filter(assignment_id__in=extended).values("assignment_id").annotate(last=Max("queue_position"))
+        .values_list("assignment_id", "last")
+    )
     for assignment in Assignment.objects.bulk_create(new):
         existing[(assignment.topic_id, assignment.assessor_id)] = assignment
     reopened = [a for key, a in existing.items() if key in given and not a.active]
@@ -154,6 +166,10 @@ def _store(given: dict[tuple[int, int], list[int]], phase: str, by: User | None)
         assignment.active = True
     Assignment.objects.bulk_update(reopened, ["active"])
     AssignmentItem.objects.bulk_create(
-        [AssignmentItem(assignment=existing[key], entry_id=entry) for key, entries in given.items() for entry in entries],
+        [
+            AssignmentItem.for_entry(existing[key], entry, last.get(existing[key].pk, 0) + i)
+            for key, entries in given.items() for i, entry in enumerate(entries, 1)
+        ],
         ignore_conflicts=True, batch_size=5000,
     )
+    AssignmentItem.renumber(extended)

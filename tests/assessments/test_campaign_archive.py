@@ -273,6 +273,8 @@ NOT_ARCHIVED = {
     "judge": "by name; a prompt version nested in its judge",
     "prompt": "by its judge, its dimension and prompt_version (0: made without a prompt, by the local judge's thresholds)",
     "job": "jobs are not archived: the progress of long work; a machine label's provenance is in its own fields",
+    "queue_position": "an assignment item's place in its queue: numbered from the items' pool entries on import",
+    "entry_document": "an assignment item's copy of its pool entry's document: taken from the entry on import",
 }
 ARCHIVED = {  # model -> the member (and the key its records are nested under) that holds its records
     "Campaign": ("campaign.jsonl",), "Collection": ("campaign.jsonl", "collection"), "Membership": ("memberships.jsonl",), "Topic": ("topics.jsonl",),

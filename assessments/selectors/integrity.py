@@ -1,7 +1,9 @@
 """Rows whose foreign keys point nowhere, where the database does not check them.
 
 A few foreign keys have no database constraint, for the speed of bulk writes (Document.collection, PoolEntry.topic
-and .document, PoolSource.entry and .run; see the models for the figures). Only the services that own those tables
+and .document, PoolSource.entry and .run, AssignmentItem.entry_document; see the models for the figures). Judgments'
+and their history rows' keys are checked by the database once per statement instead (migration 0027), which a
+restore of some tables only would still pass by, so they are checked here too. Only the services that own those tables
 write them, inside the campaign's lock, and Django cascades deletes; a row inserted or deleted around them (by hand
 in psql, by a restore of some tables only, by a bug) would leave an orphan no constraint reports. The relations are
 read from the models, so a key that loses its constraint later is checked without changing this module.

@@ -12,12 +12,21 @@ from tests.factories import DocumentFactory, PoolEntryFactory
 NOWHERE = 10**9  # an id no row has
 
 UNCHECKED = [
+    "assessments.AssignmentItem.entry_document → assessments.Document",
     "assessments.Document.collection → assessments.Collection",
+    # Judgments' keys are checked by the database once per statement (migration 0027), not by constraints, so they
+    # are listed here too: a restore of some tables only would pass those checks by.
+    "assessments.Judgment.assessor → accounts.User",
+    "assessments.Judgment.document → assessments.Document",
+    "assessments.Judgment.topic → assessments.Topic",
+    "assessments.JudgmentEvent.assessor → accounts.User",
+    "assessments.JudgmentEvent.judgment → assessments.Judgment",
     "assessments.PoolEntry.document → assessments.Document",
     "assessments.PoolEntry.topic → assessments.Topic",
     "assessments.PoolSource.entry → assessments.PoolEntry",
     "assessments.PoolSource.run → assessments.Run",
 ]
+COLLECTION, ENTRY_DOCUMENT, ENTRY_TOPIC, SOURCE_ENTRY, SOURCE_RUN = (UNCHECKED[i] for i in (1, 7, 8, 9, 10))
 
 
 @pytest.fixture
@@ -48,7 +57,7 @@ def test_a_consistent_database_passes(pool_entry, command):
     result = command("check_integrity")
 
     assert result.code == 0
-    assert result.out.splitlines() == [f"{relation}: ok" for relation in UNCHECKED] + ["no orphan rows in 5 unchecked relations"]
+    assert result.out.splitlines() == [f"{relation}: ok" for relation in UNCHECKED] + ["no orphan rows in 11 unchecked relations"]
 
 
 def test_orphans_are_listed_per_relation_and_fail_the_command(campaign, pool_entry, command):
@@ -62,14 +71,13 @@ def test_orphans_are_listed_per_relation_and_fail_the_command(campaign, pool_ent
     result = command("check_integrity")
 
     assert result.code == 1
+    orphans = {COLLECTION: lost_collection, ENTRY_DOCUMENT: lost_document, ENTRY_TOPIC: lost_topic,
+               SOURCE_ENTRY: lost_entry, SOURCE_RUN: lost_run}
     assert result.out.splitlines() == [
-        f"{UNCHECKED[0]}: 1 orphan rows (ids {lost_collection.pk})",
-        f"{UNCHECKED[1]}: 1 orphan rows (ids {lost_document.pk})",
-        f"{UNCHECKED[2]}: 1 orphan rows (ids {lost_topic.pk})",
-        f"{UNCHECKED[3]}: 1 orphan rows (ids {lost_entry.pk})",
-        f"{UNCHECKED[4]}: 1 orphan rows (ids {lost_run.pk})",
+        f"{relation}: 1 orphan rows (ids {orphans[relation].pk})" if relation in orphans else f"{relation}: ok"
+        for relation in UNCHECKED
     ]
-    assert result.err.strip() == "error: 5 orphan rows in 5 of 5 unchecked relations"
+    assert result.err.strip() == "error: 5 orphan rows in 5 of 11 unchecked relations"
 
 
 def test_a_long_list_shows_its_first_ids(campaign, command):
@@ -77,4 +85,4 @@ def test_a_long_list_shows_its_first_ids(campaign, command):
 
     result = command("check_integrity")
 
-    assert f"{UNCHECKED[0]}: 12 orphan rows (ids {', '.join(map(str, sorted(lost)[:10]))} …)" in result.out.splitlines()
+    assert f"{COLLECTION}: 12 orphan rows (ids {', '.join(map(str, sorted(lost)[:10]))} …)" in result.out.splitlines()

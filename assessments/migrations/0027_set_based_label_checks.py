@@ -275,24 +275,35 @@ def _references_forward(schema: str, user: str) -> str:
 -- TG_ARGV: pairs (column of new_rows, table whose id it holds). Planned per statement on the ids' range (as 1.).
 CREATE FUNCTION assessments_rows_refer_to_rows() RETURNS trigger AS $$
 DECLARE i integer; ranges bigint[]; ranged text := ''; joins text := ''; missing text := ''; found text := ''; bad record;
+        rows integer; probes text := '';
 BEGIN
-  FOR i IN 0 .. TG_NARGS / 2 - 1 LOOP
-    ranged := ranged || format(', min(%1$I), max(%1$I)', TG_ARGV[2 * i]);
-  END LOOP;
-  EXECUTE 'SELECT ARRAY[' || substr(ranged, 3) || '] FROM new_rows' INTO ranges;
-  IF ranges[1] IS NULL THEN
+  -- A label save writes one row: one probe of each table's primary key, in one query, rather than the joins a
+  -- bulk statement needs (planning them was most of a save's checks: 0.35 ms a statement).
+  SELECT count(*) INTO rows FROM (SELECT FROM new_rows LIMIT 2) few;
+  IF rows = 0 THEN
     RETURN NULL;
+  ELSIF rows = 1 THEN
+    FOR i IN 0 .. TG_NARGS / 2 - 1 LOOP
+      probes := probes || format(', CASE WHEN NOT EXISTS (SELECT FROM %2$I p WHERE p.id = n.%1$I) THEN n.%1$I END',
+                                 TG_ARGV[2 * i], TG_ARGV[2 * i + 1]);
+    END LOOP;
+    EXECUTE 'SELECT ARRAY[' || substr(probes, 3) || '] AS ids FROM new_rows n' INTO bad;
+  ELSE
+    FOR i IN 0 .. TG_NARGS / 2 - 1 LOOP
+      ranged := ranged || format(', min(%1$I), max(%1$I)', TG_ARGV[2 * i]);
+    END LOOP;
+    EXECUTE 'SELECT ARRAY[' || substr(ranged, 3) || '] FROM new_rows' INTO ranges;
+    -- One pass over the rows, joined to each table they refer to (on the range of ids the statement refers to).
+    FOR i IN 0 .. TG_NARGS / 2 - 1 LOOP
+      joins := joins || format(' LEFT JOIN %2$I p%3$s ON p%3$s.id = n.%1$I AND p%3$s.id BETWEEN %4$s AND %5$s',
+                               TG_ARGV[2 * i], TG_ARGV[2 * i + 1], i, ranges[2 * i + 1], ranges[2 * i + 2]);
+      missing := missing || format(' OR p%s.id IS NULL', i);
+      found := found || format(', CASE WHEN p%2$s.id IS NULL THEN n.%1$I END', TG_ARGV[2 * i], i);
+    END LOOP;
+    EXECUTE 'SELECT ARRAY[' || substr(found, 3) || '] AS ids FROM new_rows n' || joins || ' WHERE ' || substr(missing, 5) || ' LIMIT 1'
+      INTO bad;
   END IF;
-  -- One pass over the rows, joined to each table they refer to (on the range of ids the statement refers to).
-  FOR i IN 0 .. TG_NARGS / 2 - 1 LOOP
-    joins := joins || format(' LEFT JOIN %2$I p%3$s ON p%3$s.id = n.%1$I AND p%3$s.id BETWEEN %4$s AND %5$s',
-                             TG_ARGV[2 * i], TG_ARGV[2 * i + 1], i, ranges[2 * i + 1], ranges[2 * i + 2]);
-    missing := missing || format(' OR p%s.id IS NULL', i);
-    found := found || format(', CASE WHEN p%2$s.id IS NULL THEN n.%1$I END', TG_ARGV[2 * i], i);
-  END LOOP;
-  EXECUTE 'SELECT ARRAY[' || substr(found, 3) || '] AS ids FROM new_rows n' || joins || ' WHERE ' || substr(missing, 5) || ' LIMIT 1'
-    INTO bad;
-  IF bad.ids IS NULL THEN
+  IF bad.ids IS NULL THEN  -- every row's references found (a row-less result, or no id named)
     RETURN NULL;
   END IF;
   FOR i IN 0 .. TG_NARGS / 2 - 1 LOOP

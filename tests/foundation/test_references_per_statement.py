@@ -8,32 +8,19 @@ statement comes by, so every statement here is raw SQL, as someone with a databa
 """
 
 import pytest
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 
 from accounts.models import User
 from assessments.models import Document, Judgment, JudgmentEvent, Topic
 from assessments.services.judging import Labels, record_judgment
 from tests.factories import DocumentFactory, TopicFactory, UserFactory
+from tests.foundation.raw_sql import EVENT, EVENT_COLUMNS, JUDGMENT, at_commit, sql
 
 pytestmark = pytest.mark.django_db
 
-JUDGMENT, EVENT = Judgment._meta.db_table, JudgmentEvent._meta.db_table
 TOPIC, DOCUMENT, USER = Topic._meta.db_table, Document._meta.db_table, User._meta.db_table
 JUDGMENT_COLUMNS = "topic_id, document_id, assessor_id, phase, labels, note, flagged, time_spent_ms, source, revision, created_at, updated_at"
-EVENT_COLUMNS = "judgment_id, assessor_id, revision, labels, note, flagged, time_spent_ms, source, at"
 MISSING = 987654321  # an id no row has
-
-
-def sql(statement: str, params=()) -> list[tuple]:
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
-        return cursor.fetchall() if cursor.description else []
-
-
-def at_commit() -> None:
-    """Run the checks PostgreSQL defers to commit now."""
-    sql("SET CONSTRAINTS ALL IMMEDIATE")
-    sql("SET CONSTRAINTS ALL DEFERRED")
 
 
 @pytest.fixture

@@ -7,29 +7,16 @@ test's transaction never commits; what is left for the commit is read from `asse
 """
 
 import pytest
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 
 from assessments.models import Judgment, JudgmentEvent
 from assessments.services.judging import Labels, record_judgment
 from tests.factories import DocumentFactory, TopicFactory, UserFactory
+from tests.foundation.raw_sql import EVENT, EVENT_COLUMNS, JUDGMENT, at_commit, sql
 
 pytestmark = pytest.mark.django_db
 
-JUDGMENT, EVENT = Judgment._meta.db_table, JudgmentEvent._meta.db_table
 CHECKS = "assessments_historycheck"
-EVENT_COLUMNS = "judgment_id, assessor_id, revision, labels, note, flagged, time_spent_ms, source, at"
-
-
-def sql(statement: str, params=()) -> list[tuple]:
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
-        return cursor.fetchall() if cursor.description else []
-
-
-def at_commit() -> None:
-    """Run the checks PostgreSQL defers to commit now."""
-    sql("SET CONSTRAINTS ALL IMMEDIATE")
-    sql("SET CONSTRAINTS ALL DEFERRED")
 
 
 def left_for_commit() -> int:

@@ -6,14 +6,13 @@ IMMEDIATE``, since a test's transaction never commits (one test commits for real
 """
 
 import pytest
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
 
 from assessments.models import (
     Campaign,
     Document,
     Judgment,
-    JudgmentEvent,
     QrelsSnapshot,
     QrelsSnapshotPart,
     Reply,
@@ -21,22 +20,10 @@ from assessments.models import (
 )
 from assessments.services.judging import Labels, record_judgment
 from tests.factories import DocumentFactory, TopicFactory, UserFactory
+from tests.foundation.raw_sql import EVENT, EVENT_COLUMNS, JUDGMENT, at_commit, sql
 
 pytestmark = pytest.mark.django_db
 
-JUDGMENT, EVENT = Judgment._meta.db_table, JudgmentEvent._meta.db_table
-EVENT_COLUMNS = "judgment_id, assessor_id, revision, labels, note, flagged, time_spent_ms, source, at"
-
-
-def sql(statement: str, params=()) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
-
-
-def at_commit() -> None:
-    """Run the checks PostgreSQL defers to commit now."""
-    sql("SET CONSTRAINTS ALL IMMEDIATE")
-    sql("SET CONSTRAINTS ALL DEFERRED")
 
 
 def refused(statement: str, params=(), *, message: str, deferred: bool = False) -> None:

@@ -277,6 +277,25 @@ def _check_condition(scheme: LabelScheme, d: Dimension) -> None:
             raise SchemeError(f"conditions form a cycle: {' → '.join(chain)}")
 
 
+def stored_scheme(data: object) -> LabelScheme:
+    """LabelScheme.from_json of a scheme as the database holds it, parsed and checked once per process for each
+    distinct document: every judge page and label save reads its campaign's scheme (the page twice), and parsing it
+    cost as much Python as the rest of a save. A scheme is immutable, so one object serves every request. The key is
+    the document's repr: the database gives a document's keys in one order, so equal schemes have equal reprs
+    (json.dumps cost ten times as much)."""
+    key = repr(data)
+    scheme = _STORED_SCHEMES.get(key)
+    if scheme is None:
+        scheme = LabelScheme.from_json(data)
+        if len(_STORED_SCHEMES) >= 256:  # campaigns whose schemes changed many times: start afresh
+            _STORED_SCHEMES.clear()
+        _STORED_SCHEMES[key] = scheme
+    return scheme
+
+
+_STORED_SCHEMES: dict[str, LabelScheme] = {}
+
+
 def _dimension_from_json(position: int, data: object) -> Dimension:
     where = f"dimension {position}"
     if not isinstance(data, dict):

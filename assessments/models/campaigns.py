@@ -2,7 +2,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
 
-from assessments.labels import PRESETS, LabelScheme
+from assessments.labels import PRESETS, LabelScheme, stored_scheme
 
 
 class Phase(models.TextChoices):
@@ -86,7 +86,7 @@ class Campaign(models.Model):
 
     @property
     def label_scheme(self) -> LabelScheme:
-        return LabelScheme.from_json(self.scheme)
+        return stored_scheme(self.scheme)
 
 
 class Membership(models.Model):

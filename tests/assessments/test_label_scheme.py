@@ -17,6 +17,7 @@ from assessments.labels import (
     LabelScheme,
     LabelValue,
     SchemeError,
+    stored_scheme,
     upgrade_from_version_1,
 )
 
@@ -164,3 +165,18 @@ def test_unanswered_needs_an_optional_dimension_and_one_of_its_values():
             LabelScheme.from_json({"version": 2, "dimensions": [wrong]}).check()
     scheme = LabelScheme.from_json({"version": 2, "dimensions": [{**base, "unanswered": 0}]})
     assert LabelScheme.from_json(json.loads(json.dumps(scheme.to_json()))) == scheme
+
+
+def test_a_stored_scheme_is_parsed_once_and_a_changed_one_is_read_anew():
+    stored = json.loads(json.dumps(CUSTOM))
+    first = stored_scheme(stored)
+    assert first == LabelScheme.from_json(CUSTOM)
+    assert stored_scheme(json.loads(json.dumps(CUSTOM))) is first  # an equal document, as the next request reads it
+    stored["dimensions"][0]["title"] = "Is it on topic at all?"
+    changed = stored_scheme(stored)
+    assert changed is not first and changed.dimensions[0].title == "Is it on topic at all?"
+    broken = {"dimensions": []}
+    with pytest.raises(SchemeError, match="at least one dimension"):
+        stored_scheme(broken)
+    with pytest.raises(SchemeError, match="at least one dimension"):  # a refused document is not remembered
+        stored_scheme(broken)

@@ -159,3 +159,32 @@ def test_the_list_of_checks_is_out_of_reach_of_the_apps_statements(topic, docume
     sql(f"INSERT INTO {CHECKS} (judgment_id, revision) VALUES (%s, 5)", [judgment.pk])
     with pytest.raises(IntegrityError, match="history row for revision 5 is ahead"):
         at_commit()
+
+
+@pytest.mark.parametrize("rows", [1, 3], ids=["one row, a save's path (0030)", "three rows"])
+def test_a_statement_of_one_row_is_decided_as_one_of_many(topic, documents, dave, rows):
+    """A label save writes one row a statement, which 0030 checks by probes instead of 0027's planned queries: what
+    is refused, left to the commit or let through is the same as for a statement of several rows."""
+    some, ids = documents[:rows], [d.pk for d in documents[:rows]]
+    insert_with_history(topic, some, dave, ['{"relevance": 1}'] * rows, history=[None] * rows)
+    assert left_for_commit() == rows  # judgments without their history rows
+    sql(f"""INSERT INTO {EVENT} ({EVENT_COLUMNS}) SELECT id, assessor_id, 1, labels, note, flagged, 0, 'import', now()
+            FROM {JUDGMENT} WHERE assessor_id = %s""", [dave.pk])
+    at_commit()
+    sql(f"UPDATE {JUDGMENT} SET time_spent_ms = 5 WHERE assessor_id = %s", [dave.pk])
+    assert left_for_commit() == 0  # nothing history keeps has changed
+    sql(f"UPDATE {JUDGMENT} SET labels = '{{\"relevance\": 2}}', revision = 2 WHERE assessor_id = %s", [dave.pk])
+    assert left_for_commit() == rows
+    sql(f"""INSERT INTO {EVENT} ({EVENT_COLUMNS}) SELECT id, assessor_id, 2, labels, note, flagged, 0, 'web', now()
+            FROM {JUDGMENT} WHERE assessor_id = %s""", [dave.pk])
+    at_commit()
+    event = f"""INSERT INTO {EVENT} ({EVENT_COLUMNS}) SELECT id, assessor_id, %s, '{{"relevance": 0}}', '', false, 0, 'web', %s
+                FROM {JUDGMENT} WHERE assessor_id = %s AND document_id = ANY(%s)"""
+    with pytest.raises(IntegrityError, match="a history row for revision 4 is refused: its next revision is 3"), transaction.atomic():
+        sql(event, [4, "2030-01-01", dave.pk, ids])
+    with pytest.raises(IntegrityError, match="the history row for revision 3 is dated 2001-01-01"), transaction.atomic():
+        sql(event, [3, "2001-01-01", dave.pk, ids])
+    sql(event, [3, "2030-01-01", dave.pk, ids])
+    assert left_for_commit() == rows  # ahead of their judgments, at revision 2
+    with pytest.raises(IntegrityError, match="history row for revision 3 is ahead of the judgment"):
+        at_commit()

@@ -18,8 +18,11 @@ class PoolEntry(models.Model):
     topic = models.ForeignKey(
         "assessments.Topic", on_delete=models.CASCADE, related_name="pool_entries", db_constraint=False, db_index=False
     )
+    # No index on `document` alone either: a pool build inserted into it once per entry (7 % of a depth-100 build of
+    # short runs), and every query of entries is by topic, so (topic, document) serves it; the few that start from
+    # documents join through their topics (services.pairs) or read entries whole (a document import's pooled ones).
     document = models.ForeignKey(
-        "assessments.Document", on_delete=models.PROTECT, related_name="pool_entries", db_constraint=False
+        "assessments.Document", on_delete=models.PROTECT, related_name="pool_entries", db_constraint=False, db_index=False
     )
     order = models.PositiveIntegerField(default=0)
     # Twins (exact or near duplicates) point at the entry judged for them. Most entries have none, so the index

@@ -84,13 +84,16 @@ def resolve_pairs(*, collection_id: int) -> PairSummary:
     # The documents whose id could be a pair first, then which of them are pooled: a collection rarely holds pairs,
     # while its pools may hold 400,000 entries, which a join would gather (and, with the statistics of the table
     # from before a large build, hash) whether or not there is a pair among them. An entry points at a document of
-    # its campaign's collection, so the entries of other collections need no filter.
+    # its campaign's collection.
     commas = list(
         Document.objects.filter(collection_id=collection_id, doc_id__contains=",").order_by("pk").values_list("pk", flat=True)
     )
     pooled: list[int] = []
     for start in range(0, len(commas), _LOOKUP_CHUNK):
-        found = PoolEntry.objects.filter(document_id__in=commas[start : start + _LOOKUP_CHUNK]).values_list("document_id", flat=True)
+        # Through the topics of the campaigns over the collection: entries are indexed by (topic, document) only.
+        found = PoolEntry.objects.filter(
+            topic__campaign__collection_id=collection_id, document_id__in=commas[start : start + _LOOKUP_CHUNK]
+        ).values_list("document_id", flat=True)
         pooled += sorted(set(found))
     # A pool holds thousands of pairs, not millions: read each batch at once (no cursor open across the writes).
     for start in range(0, len(pooled), _LOOKUP_CHUNK):

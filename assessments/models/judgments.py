@@ -55,7 +55,10 @@ class JudgmentEvent(models.Model):
 
     # Checked once per statement, as Judgment's references (migration 0027); judgment lookups use the unique index below.
     judgment = models.ForeignKey(Judgment, on_delete=models.PROTECT, related_name="events", db_constraint=False, db_index=False)
-    assessor = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="+", db_constraint=False)
+    # No index on the assessor: nothing reads history by assessor alone (pages and exports go by campaign, through
+    # the judgment), and a million-line qrels import spent a second inserting into it; removing a user, which the
+    # history's assessors refuse, reads the history whole instead.
+    assessor = models.ForeignKey("accounts.User", on_delete=models.PROTECT, related_name="+", db_constraint=False, db_index=False)
     revision = models.PositiveIntegerField()
     labels = models.JSONField(default=dict, blank=True)  # the judgment's labels as of this revision
     note = models.TextField(blank=True)

@@ -143,9 +143,12 @@ def test_the_records_references_have_no_per_row_foreign_keys():
 
 
 def test_the_indexes_the_foreign_keys_had_go_where_a_wider_one_starts_with_the_same_column():
+    """Or nowhere, where nothing reads by the column alone: a history row's assessor (0032), a pool entry's document
+    (0031); each was an insertion per row of a bulk import or a pool build."""
     indexes = {table: [columns for (columns,) in sql(
         """SELECT array_agg(a.attname ORDER BY k.n) FROM pg_index i, unnest(i.indkey) WITH ORDINALITY k(attnum, n), pg_attribute a
            WHERE i.indrelid = %s::regclass AND a.attrelid = i.indrelid AND a.attnum = k.attnum GROUP BY i.indexrelid""", [table])]
-        for table in (JUDGMENT, EVENT)}
+        for table in (JUDGMENT, EVENT, "assessments_poolentry")}
     assert sorted(indexes[JUDGMENT]) == [["assessor_id", "topic_id", "document_id"], ["document_id"], ["id"], ["topic_id", "document_id"]]
-    assert sorted(indexes[EVENT]) == [["assessor_id"], ["at"], ["id"], ["judgment_id", "revision"]]
+    assert sorted(indexes[EVENT]) == [["at"], ["id"], ["judgment_id", "revision"]]
+    assert sorted(indexes["assessments_poolentry"]) == [["duplicate_of_id"], ["id"], ["topic_id", "document_id"], ["topic_id", "order"]]

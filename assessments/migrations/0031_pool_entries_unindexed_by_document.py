@@ -11,19 +11,19 @@ from django.db import migrations, models
 def index_dropper(model_name: str, field_name: str) -> migrations.RunPython:
     """Drop the single-column index of `field_name` on PostgreSQL (restored on the way back)."""
 
-    def indexes(apps, schema_editor):
+    def model_and_field(apps):
         model = apps.get_model("assessments", model_name)
         return model, model._meta.get_field(field_name)
 
     def drop(apps, schema_editor):
         if schema_editor.connection.vendor == "postgresql":
-            model, field = indexes(apps, schema_editor)
+            model, field = model_and_field(apps)
             for name in schema_editor._constraint_names(model, [field.column], index=True, unique=False, type_=models.Index.suffix):
                 schema_editor.execute(schema_editor._delete_index_sql(model, name))
 
     def restore(apps, schema_editor):
         if schema_editor.connection.vendor == "postgresql":
-            model, field = indexes(apps, schema_editor)
+            model, field = model_and_field(apps)
             schema_editor.execute(schema_editor._create_index_sql(model, fields=[field]))
 
     return migrations.RunPython(drop, restore)
